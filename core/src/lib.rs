@@ -1,0 +1,1 @@
+//! `opensandbox-core`: the one client-side implementation of the OpenSandbox protocol.

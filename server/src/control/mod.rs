@@ -1,0 +1,1 @@
+//! The control plane: lifecycle API, store, isolation, proxy, egress policy.
