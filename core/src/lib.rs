@@ -1,1 +1,37 @@
 //! `opensandbox-core`: the one client-side implementation of the OpenSandbox protocol.
+//!
+//! Every language package is a thin layer over this crate. It offers async functions to
+//! Rust callers and a shared, fork-safe runtime ([`runtime`]) to bindings.
+//!
+//! - [`ConnectionConfig`]: server, key, timeouts, headers, retries; one pool per config.
+//! - [`SandboxManager`]: the lifecycle API (sandboxes, snapshots, diagnostics).
+//! - [`Sandbox`]: a handle with readiness, bound lifecycle calls, [`ExecdClient`] and
+//!   [`EgressClient`].
+//! - [`stream`]: the tolerant event parser, [`EventStream`], [`Execution`] and handlers.
+//! - [`Error`]: one error type with a stable [`ErrorKind`].
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod egress;
+pub mod error;
+pub mod execd;
+mod http;
+pub mod lifecycle;
+pub mod models;
+pub mod retry;
+pub mod runtime;
+pub mod sandbox;
+pub mod stream;
+
+pub use config::{ConnectionConfig, Protocol};
+pub use egress::{EgressClient, DEFAULT_EGRESS_PORT};
+pub use error::{Error, ErrorKind, Result};
+pub use execd::{RunControl, TAIL_CURSOR_HEADER};
+pub use execd::{ExecdClient, MetricsStream, WriteData, WriteEntry, DEFAULT_EXECD_PORT};
+pub use lifecycle::SandboxManager;
+pub use retry::RetryPolicy;
+pub use sandbox::{ConnectOptions, HealthCheck, Sandbox, SandboxCreateOptions};
+pub use stream::{
+    EventStream, Execution, ExecutionBuilder, ExecutionComplete, ExecutionError,
+    ExecutionHandlers, ExecutionKind, ExecutionLogs, ExecutionResult, OutputMessage, ServerEvent,
+};

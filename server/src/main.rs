@@ -1,6 +1,83 @@
 //! `opensandbox-server`: the reference server, and (`agent` subcommand) the execd
 //! agent that runs inside each sandbox.
 
-fn main() {
-    println!("being written");
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use opensandbox_server::agent::{self, AgentArgs};
+use opensandbox_server::control::{self, ServeArgs};
+use tracing_subscriber::EnvFilter;
+
+/// OpenSandbox reference server: the lifecycle API, with each sandbox isolated by
+/// bubblewrap and its execd API served through `/sandboxes/{id}/proxy/44772/...`.
+#[derive(Debug, Parser)]
+#[command(name = "opensandbox-server", version, args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the execd agent (started by the server inside each sandbox).
+    Agent(AgentArgs),
+}
+
+/// Logs go to stderr; stdout carries only the "listening on" line.
+fn init_tracing(filter: &str) -> Result<(), String> {
+    let filter =
+        EnvFilter::try_new(filter).map_err(|e| format!("invalid log level {filter:?}: {e}"))?;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    Ok(())
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Agent(args)) => {
+            // The agent's output lands in the sandbox log (diagnostics); RUST_LOG is
+            // passed into the sandbox for debugging.
+            let level = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_string());
+            if let Err(e) = init_tracing(&level) {
+                eprintln!("opensandbox-server agent: {e}");
+                return ExitCode::from(2);
+            }
+            let result = runtime().map_err(anyhow::Error::msg).and_then(|rt| rt.block_on(agent::run(args)));
+            match result {
+                Ok(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
+                Err(e) => {
+                    eprintln!("opensandbox-server agent: {e:#}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+        None => {
+            if let Err(e) = init_tracing(&cli.serve.log_level) {
+                eprintln!("opensandbox-server: {e}");
+                return ExitCode::from(2);
+            }
+            let result = runtime()
+                .map_err(anyhow::Error::msg)
+                .and_then(|rt| rt.block_on(control::serve(cli.serve)));
+            match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("opensandbox-server: {e:#}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+    }
 }

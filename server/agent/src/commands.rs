@@ -1,14 +1,781 @@
-//! TODO: being written.
+//! Shell commands: `POST /command` (foreground stream or detached background run),
+//! `GET /command/status/{id}`, `GET /command/{id}/logs`, `DELETE /command?id=`.
+//!
+//! Foreground output is read straight from the child's pipes and turned into line
+//! events (protocol.md §4.2): the pipes are the only buffer, and the bounded event
+//! channel pushes back on the child when the client reads slowly, so any amount of
+//! output streams in constant memory. Background output goes to one log file per
+//! command in the agent's state directory; the logs route serves byte ranges of it.
+//!
+//! Decisions where upstream is vague or unhelpful:
+//! - A `cwd` that is not a directory is a `400` before the stream starts.
+//! - Any other spawn failure (e.g. `uid` not permitted) is an `error` event whose
+//!   `evalue` is the OS error text (foreground) or the typeless late-failure frame
+//!   (background, as upstream); the status then reports exit code 255.
+//! - Interrupting an unknown id is `404`, a finished one `409` (upstream: 500).
+//! - A line longer than 1 MiB is cut into 1 MiB events so memory stays bounded.
 
-use axum::Router;
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
+use axum::body::Body;
+use axum::extract::{Path as UrlPath, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::{DateTime, SecondsFormat, Utc};
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeekExt};
+use tokio::sync::watch;
+use tokio_util::io::ReaderStream;
+
+use crate::error::{ApiError, ApiResult};
+use crate::events::{event_stream, EventSink, ExitOutcome, JsonBody, ServerStreamEvent};
+use crate::extract::QueryPairs;
 use crate::SharedState;
 
-pub const ROUTES: &[(&str, &str)] = &[];
+pub const ROUTES: &[(&str, &str)] = &[
+    ("POST", "/command"),
+    ("DELETE", "/command"),
+    ("GET", "/command/status/{id}"),
+    ("GET", "/command/{id}/logs"),
+];
+
+/// How long an interrupted process group gets between SIGTERM and SIGKILL.
+pub(crate) const KILL_GRACE: Duration = Duration::from_secs(3);
+
+/// After the child exits, a pipe that stays empty this long is considered finished:
+/// a backgrounded grandchild may hold it open forever.
+const DRAIN_IDLE: Duration = Duration::from_millis(100);
+
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Longest line emitted as one event; longer lines are cut.
+pub(crate) const MAX_LINE: usize = 1024 * 1024;
+
+/// `RunCommandRequest` (protocol.md §3.1). Exactly one of `command` and `argv`.
+#[derive(Debug, Default, Deserialize)]
+pub struct RunCommandRequest {
+    #[serde(default)]
+    pub command: Option<String>,
+    /// Executable and literal arguments, run without a shell (newer upstream field).
+    #[serde(default)]
+    pub argv: Option<Vec<String>>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub background: bool,
+    /// Milliseconds; absent or 0 = no limit.
+    #[serde(default)]
+    pub timeout: Option<i64>,
+    #[serde(default)]
+    pub uid: Option<u32>,
+    #[serde(default)]
+    pub gid: Option<u32>,
+    #[serde(default)]
+    pub envs: Option<HashMap<String, String>>,
+}
+
+/// Every command this agent started, foreground or background.
+#[derive(Default)]
+pub struct Registry {
+    commands: Mutex<HashMap<String, Arc<CommandRecord>>>,
+    state_dir: OnceLock<PathBuf>,
+}
+
+impl Registry {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<CommandRecord>>> {
+        // A panic elsewhere cannot leave the map half-updated: recover it.
+        self.commands
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn get(&self, id: &str) -> Option<Arc<CommandRecord>> {
+        self.lock().get(id).cloned()
+    }
+
+    fn insert(&self, record: Arc<CommandRecord>) {
+        self.lock().insert(record.id.clone(), record);
+    }
+
+    /// Where background logs go: private to this agent instance, created on first use.
+    fn state_dir(&self) -> io::Result<&Path> {
+        if let Some(dir) = self.state_dir.get() {
+            return Ok(dir);
+        }
+        let dir = std::env::temp_dir()
+            .join(".execd")
+            .join(uuid::Uuid::new_v4().simple().to_string());
+        std::fs::create_dir_all(&dir)?;
+        Ok(self.state_dir.get_or_init(|| dir))
+    }
+
+    /// SIGTERM the command's process group, SIGKILL after [`KILL_GRACE`].
+    /// `None` if the id is unknown.
+    pub(crate) fn interrupt(&self, id: &str) -> Option<ApiResult<()>> {
+        let record = self.get(id)?;
+        let pgid = match record.running_pgid() {
+            Some(pgid) => pgid,
+            None => {
+                return Some(Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    "RUNTIME_ERROR",
+                    format!("command {id} is not running"),
+                )))
+            }
+        };
+        signal_group(pgid, Signal::SIGTERM);
+        tokio::spawn(async move {
+            tokio::time::sleep(KILL_GRACE).await;
+            // Checked again so a recycled process group id is never hit.
+            if let Some(pgid) = record.running_pgid() {
+                signal_group(pgid, Signal::SIGKILL);
+            }
+        });
+        Some(Ok(()))
+    }
+}
+
+/// One command's identity and lifecycle.
+struct CommandRecord {
+    id: String,
+    content: String,
+    background: bool,
+    log_path: Option<PathBuf>,
+    started_at: DateTime<Utc>,
+    state: Mutex<RunState>,
+}
 
 #[derive(Default)]
-pub struct Registry;
+struct RunState {
+    /// Process group id while the process runs.
+    pgid: Option<i32>,
+    outcome: Option<ExitOutcome>,
+    finished_at: Option<DateTime<Utc>>,
+}
+
+impl CommandRecord {
+    fn new(content: String, background: bool, log_path: Option<PathBuf>, id: String) -> Self {
+        Self {
+            id,
+            content,
+            background,
+            log_path,
+            started_at: Utc::now(),
+            state: Mutex::new(RunState::default()),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, RunState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn running_pgid(&self) -> Option<i32> {
+        let state = self.state();
+        state.outcome.is_none().then_some(state.pgid).flatten()
+    }
+
+    fn set_pgid(&self, pgid: Option<i32>) {
+        self.state().pgid = pgid;
+    }
+
+    fn finish(&self, outcome: ExitOutcome) {
+        let mut state = self.state();
+        state.outcome = Some(outcome);
+        state.finished_at = Some(Utc::now());
+    }
+
+    fn status(&self) -> CommandStatus {
+        let state = self.state();
+        CommandStatus {
+            id: self.id.clone(),
+            content: self.content.clone(),
+            running: state.outcome.is_none(),
+            exit_code: state.outcome.as_ref().map(ExitOutcome::exit_code),
+            error: state.outcome.as_ref().and_then(ExitOutcome::error_text),
+            started_at: rfc3339(self.started_at),
+            finished_at: state.finished_at.map(rfc3339),
+        }
+    }
+}
+
+/// `CommandStatus` (protocol.md §3.1): `exit_code`/`finished_at` are omitted, not
+/// null, while running.
+#[derive(Debug, Serialize)]
+struct CommandStatus {
+    id: String,
+    content: String,
+    running: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    started_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    finished_at: Option<String>,
+}
+
+fn rfc3339(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
 
 pub fn routes() -> Router<SharedState> {
     Router::new()
+        .route("/command", post(run_command).delete(interrupt_command))
+        .route("/command/status/{id}", get(command_status))
+        .route("/command/{id}/logs", get(command_logs))
+}
+
+async fn run_command(
+    State(state): State<SharedState>,
+    JsonBody(request): JsonBody<RunCommandRequest>,
+) -> ApiResult<Response> {
+    let spec = CommandSpec::from_request(request, &state.config.workdir)?;
+    if spec.background {
+        run_background(&state, spec)
+    } else {
+        Ok(run_foreground(&state, spec))
+    }
+}
+
+/// A validated command request.
+pub(crate) struct CommandSpec {
+    /// What status reports as `content`.
+    content: String,
+    program: Vec<String>,
+    cwd: PathBuf,
+    background: bool,
+    timeout: Option<Duration>,
+    uid: Option<u32>,
+    gid: Option<u32>,
+    envs: HashMap<String, String>,
+}
+
+impl CommandSpec {
+    fn from_request(request: RunCommandRequest, workdir: &Path) -> ApiResult<Self> {
+        let invalid = |message: String| ApiError::bad_request("INVALID_REQUEST_BODY", message);
+        let (content, program) = match (request.command, request.argv) {
+            (Some(command), None) => {
+                if command.trim().is_empty() {
+                    return Err(invalid("command must not be empty".into()));
+                }
+                (command.clone(), shell_program(command))
+            }
+            (None, Some(argv)) => {
+                if argv.first().map_or(true, |first| first.is_empty()) {
+                    return Err(invalid("argv[0] must be a non-empty program".into()));
+                }
+                (argv.join(" "), argv)
+            }
+            (Some(_), Some(_)) => return Err(invalid("command and argv are exclusive".into())),
+            (None, None) => return Err(invalid("command is required".into())),
+        };
+        if program.iter().any(|arg| arg.contains('\0')) {
+            return Err(invalid("command contains a NUL byte".into()));
+        }
+        let timeout = match request.timeout {
+            None | Some(0) => None,
+            Some(ms) if ms < 0 => return Err(invalid(format!("timeout must be >= 0, got {ms}"))),
+            Some(ms) => Some(Duration::from_millis(ms.unsigned_abs())),
+        };
+        if request.gid.is_some() && request.uid.is_none() {
+            return Err(invalid("gid requires uid".into()));
+        }
+        Ok(Self {
+            content,
+            program,
+            cwd: resolve_cwd(request.cwd.as_deref(), workdir)?,
+            background: request.background,
+            timeout,
+            uid: request.uid,
+            gid: request.gid,
+            envs: request.envs.unwrap_or_default(),
+        })
+    }
+
+    /// A foreground shell command with defaults, for `POST /code` without a context.
+    pub(crate) fn shell(command: String, workdir: &Path) -> ApiResult<Self> {
+        Self::from_request(
+            RunCommandRequest {
+                command: Some(command),
+                ..RunCommandRequest::default()
+            },
+            workdir,
+        )
+    }
+
+    fn build(&self, program: &str) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(&self.program[1..])
+            .current_dir(&self.cwd)
+            .envs(&self.envs)
+            // Own process group, so interrupt and timeout reach every descendant.
+            .process_group(0)
+            .stdin(Stdio::null());
+        if let Some(uid) = self.uid {
+            command.uid(uid);
+        }
+        if let Some(gid) = self.gid {
+            command.gid(gid);
+        }
+        command
+    }
+
+    /// Spawn with the configured stdio; a missing `bash` falls back to `sh`.
+    fn spawn(
+        &self,
+        stdout: impl Fn() -> io::Result<Stdio>,
+        stderr: impl Fn() -> io::Result<Stdio>,
+    ) -> io::Result<tokio::process::Child> {
+        let first = self.program[0].as_str();
+        let mut command = self.build(first);
+        command.stdout(stdout()?).stderr(stderr()?);
+        match command.spawn() {
+            Err(err) if err.kind() == io::ErrorKind::NotFound && first == "bash" => {
+                let mut command = self.build("sh");
+                command.stdout(stdout()?).stderr(stderr()?);
+                command.spawn()
+            }
+            other => other,
+        }
+    }
+}
+
+fn shell_program(command: String) -> Vec<String> {
+    vec!["bash".into(), "-c".into(), command]
+}
+
+/// The working directory of a process: `requested` if given (it must be a directory),
+/// else the agent's workdir.
+pub(crate) fn resolve_cwd(requested: Option<&str>, workdir: &Path) -> ApiResult<PathBuf> {
+    let cwd = match requested {
+        None | Some("") => workdir.to_path_buf(),
+        Some(dir) => PathBuf::from(dir),
+    };
+    if !cwd.is_dir() {
+        return Err(ApiError::bad_request(
+            "INVALID_REQUEST_BODY",
+            format!("working directory {} does not exist", cwd.display()),
+        ));
+    }
+    Ok(cwd)
+}
+
+/// Run `spec` in the foreground and stream its output. Never fails once validated:
+/// a spawn failure becomes the stream's `error` event.
+pub(crate) fn run_foreground(state: &SharedState, spec: CommandSpec) -> Response {
+    let id = new_id();
+    let record = Arc::new(CommandRecord::new(
+        spec.content.clone(),
+        false,
+        None,
+        id.clone(),
+    ));
+    state.commands.insert(Arc::clone(&record));
+    let started = Instant::now();
+    let spawned = spec.spawn(|| Ok(Stdio::piped()), || Ok(Stdio::piped()));
+    let (sink, response) = event_stream(&id);
+
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(err) => {
+            let outcome = ExitOutcome::Failed(format!("cannot start command: {err}"));
+            record.finish(outcome.clone());
+            tokio::spawn(async move {
+                let _ = sink.send(outcome.terminal_event(started.elapsed())).await;
+            });
+            return response;
+        }
+    };
+    let pgid = child.id().and_then(|pid| i32::try_from(pid).ok());
+    record.set_pgid(pgid);
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let timeout = spec.timeout;
+
+    tokio::spawn(async move {
+        let (exited_tx, exited_rx) = watch::channel(false);
+        let pumps = [
+            stdout.map(|pipe| {
+                tokio::spawn(pump_lines(
+                    pipe,
+                    sink.clone(),
+                    exited_rx.clone(),
+                    ServerStreamEvent::stdout,
+                ))
+            }),
+            stderr.map(|pipe| {
+                tokio::spawn(pump_lines(
+                    pipe,
+                    sink.clone(),
+                    exited_rx,
+                    ServerStreamEvent::stderr,
+                ))
+            }),
+        ];
+        let outcome = wait_child(&mut child, timeout, pgid).await;
+        let _ = exited_tx.send(true);
+        for pump in pumps.into_iter().flatten() {
+            let _ = pump.await;
+        }
+        // Status first, so a client reacting to the terminal event sees it final.
+        record.finish(outcome.clone());
+        let _ = sink.send(outcome.terminal_event(started.elapsed())).await;
+    });
+    response
+}
+
+fn run_background(state: &SharedState, spec: CommandSpec) -> ApiResult<Response> {
+    let id = new_id();
+    let dir = state.commands.state_dir().map_err(|err| {
+        ApiError::runtime(format!("cannot create the agent state directory: {err}"))
+    })?;
+    let log_path = dir.join(format!("{id}.log"));
+    let log = std::fs::File::create(&log_path)
+        .map_err(|err| ApiError::runtime(format!("cannot create {}: {err}", log_path.display())))?;
+    let record = Arc::new(CommandRecord::new(
+        spec.content.clone(),
+        true,
+        Some(log_path),
+        id.clone(),
+    ));
+    state.commands.insert(Arc::clone(&record));
+    let started = Instant::now();
+    let spawned = spec.spawn(
+        || Ok(Stdio::from(log.try_clone()?)),
+        || Ok(Stdio::from(log.try_clone()?)),
+    );
+    drop(log);
+    let (sink, response) = event_stream(&id);
+
+    match spawned {
+        Ok(mut child) => {
+            let pgid = child.id().and_then(|pid| i32::try_from(pid).ok());
+            record.set_pgid(pgid);
+            let timeout = spec.timeout;
+            tokio::spawn(async move {
+                let outcome = wait_child(&mut child, timeout, pgid).await;
+                record.finish(outcome);
+            });
+            tokio::spawn(async move {
+                let _ = sink
+                    .send(ServerStreamEvent::complete(started.elapsed()))
+                    .await;
+            });
+        }
+        Err(err) => {
+            let message = format!("cannot start command: {err}");
+            record.finish(ExitOutcome::Failed(message.clone()));
+            tokio::spawn(async move {
+                let _ = sink.fail("RUNTIME_ERROR", &message).await;
+            });
+        }
+    }
+    Ok(response)
+}
+
+/// Wait for `child`, SIGKILLing its group when `timeout` passes (Go's
+/// `CommandContext` does the same, hence "signal: killed").
+async fn wait_child(
+    child: &mut tokio::process::Child,
+    timeout: Option<Duration>,
+    pgid: Option<i32>,
+) -> ExitOutcome {
+    let waited = match timeout {
+        None => child.wait().await,
+        Some(limit) => match tokio::time::timeout(limit, child.wait()).await {
+            Ok(waited) => waited,
+            Err(_) => {
+                if let Some(pgid) = pgid {
+                    signal_group(pgid, Signal::SIGKILL);
+                }
+                child.wait().await
+            }
+        },
+    };
+    match waited {
+        Ok(status) => ExitOutcome::from_status(status),
+        Err(err) => ExitOutcome::Failed(format!("cannot wait for command: {err}")),
+    }
+}
+
+/// Read `pipe` to its end and send each line as an event made by `make`. Once
+/// `exited` turns true the pipe is read only while it keeps delivering data.
+/// A disconnected client does not stop the reading: the child must never block on
+/// a full pipe.
+async fn pump_lines<R, F>(mut pipe: R, sink: EventSink, mut exited: watch::Receiver<bool>, make: F)
+where
+    R: AsyncRead + Unpin,
+    F: Fn(String) -> ServerStreamEvent,
+{
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut splitter = LineSplitter::default();
+    let mut lines = Vec::new();
+    let mut connected = true;
+    let mut child_gone = *exited.borrow();
+    loop {
+        let read = if child_gone {
+            match tokio::time::timeout(DRAIN_IDLE, pipe.read(&mut buf)).await {
+                Ok(read) => read,
+                Err(_) => break,
+            }
+        } else {
+            tokio::select! {
+                read = pipe.read(&mut buf) => read,
+                _ = exited.changed() => {
+                    child_gone = true;
+                    continue;
+                }
+            }
+        };
+        let n = match read {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        splitter.push(&buf[..n], &mut lines);
+        for line in lines.drain(..) {
+            if connected && sink.send(make(command_line_text(&line))).await.is_err() {
+                connected = false;
+            }
+        }
+    }
+    if let Some(rest) = splitter.finish() {
+        if connected {
+            let _ = sink.send(make(command_line_text(&rest))).await;
+        }
+    }
+}
+
+/// `/command` line text: the line without terminator, an empty line as `"\n"`.
+fn command_line_text(line: &[u8]) -> String {
+    if line.is_empty() {
+        "\n".to_string()
+    } else {
+        String::from_utf8_lossy(line).into_owned()
+    }
+}
+
+/// Splits a byte stream into lines: `\n`, `\r` and `\r\n` each end one line.
+/// A line longer than [`MAX_LINE`] is cut (at a UTF-8 boundary when possible).
+#[derive(Default)]
+pub(crate) struct LineSplitter {
+    partial: Vec<u8>,
+    /// The previous chunk ended in `\r`: a leading `\n` completes that CRLF.
+    after_cr: bool,
+}
+
+impl LineSplitter {
+    pub(crate) fn push(&mut self, mut data: &[u8], out: &mut Vec<Vec<u8>>) {
+        if self.after_cr {
+            self.after_cr = false;
+            if let Some(rest) = data.strip_prefix(b"\n") {
+                data = rest;
+            }
+        }
+        while let Some(pos) = data.iter().position(|&b| b == b'\n' || b == b'\r') {
+            let mut line = std::mem::take(&mut self.partial);
+            line.extend_from_slice(&data[..pos]);
+            out.push(line);
+            let ended_by_cr = data[pos] == b'\r';
+            data = &data[pos + 1..];
+            if ended_by_cr {
+                match data.first() {
+                    Some(b'\n') => data = &data[1..],
+                    Some(_) => {}
+                    None => self.after_cr = true,
+                }
+            }
+        }
+        self.partial.extend_from_slice(data);
+        while self.partial.len() > MAX_LINE {
+            let cut = utf8_cut(&self.partial, MAX_LINE);
+            let rest = self.partial.split_off(cut);
+            out.push(std::mem::replace(&mut self.partial, rest));
+        }
+    }
+
+    /// The unterminated tail, if any.
+    pub(crate) fn finish(&mut self) -> Option<Vec<u8>> {
+        self.after_cr = false;
+        (!self.partial.is_empty()).then(|| std::mem::take(&mut self.partial))
+    }
+}
+
+/// A cut position at or below `max` that does not split a UTF-8 sequence (falls back
+/// to `max` for data that is not UTF-8).
+fn utf8_cut(data: &[u8], max: usize) -> usize {
+    (max.saturating_sub(3)..=max)
+        .rev()
+        .find(|&i| i == data.len() || data.get(i).is_some_and(|b| (b & 0xC0) != 0x80))
+        .filter(|&i| i > 0)
+        .unwrap_or(max)
+}
+
+/// Send `signal` to process group `pgid`; a group that is already gone is fine.
+pub(crate) fn signal_group(pgid: i32, signal: Signal) {
+    if pgid > 1 {
+        let _ = killpg(Pid::from_raw(pgid), signal);
+    }
+}
+
+/// A fresh 32-hex id, the shape upstream uses for commands.
+pub(crate) fn new_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+async fn command_status(
+    State(state): State<SharedState>,
+    UrlPath(id): UrlPath<String>,
+) -> ApiResult<Json<serde_json::Value>> {
+    let record = state.commands.get(&id).ok_or_else(|| {
+        ApiError::not_found("INVALID_REQUEST_BODY", format!("command {id} not found"))
+    })?;
+    serde_json::to_value(record.status())
+        .map(Json)
+        .map_err(|err| ApiError::runtime(format!("cannot encode status: {err}")))
+}
+
+async fn command_logs(
+    State(state): State<SharedState>,
+    UrlPath(id): UrlPath<String>,
+    query: QueryPairs,
+) -> ApiResult<Response> {
+    let invalid = |message: String| ApiError::bad_request("INVALID_REQUEST_BODY", message);
+    let cursor = match query.int("cursor")? {
+        None => 0,
+        Some(cursor) => u64::try_from(cursor)
+            .map_err(|_| invalid(format!("cursor must be a byte offset >= 0, got {cursor}")))?,
+    };
+    let record = state
+        .commands
+        .get(&id)
+        .ok_or_else(|| invalid(format!("command {id} not found")))?;
+    let path = match (&record.log_path, record.background) {
+        (Some(path), true) => path.clone(),
+        _ => {
+            return Err(invalid(format!(
+                "command {id} is not running in background"
+            )))
+        }
+    };
+    let mut file = tokio::fs::File::open(&path)
+        .await
+        .map_err(|err| ApiError::runtime(format!("cannot open the log of {id}: {err}")))?;
+    let end = file
+        .metadata()
+        .await
+        .map_err(|err| ApiError::runtime(format!("cannot stat the log of {id}: {err}")))?
+        .len();
+    // The range is fixed now, so the header matches the body even if the command
+    // keeps writing while the body streams.
+    let start = cursor.min(end);
+    file.seek(io::SeekFrom::Start(start))
+        .await
+        .map_err(|err| ApiError::runtime(format!("cannot read the log of {id}: {err}")))?;
+    let body = Body::from_stream(ReaderStream::new(file.take(end - start)));
+    let mut response = (StatusCode::OK, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(end - start));
+    headers.insert(
+        "EXECD-COMMANDS-TAIL-CURSOR",
+        HeaderValue::from(end.max(cursor)),
+    );
+    Ok(response)
+}
+
+/// `DELETE /command?id=`: a command, else a bash session (closed), else a code
+/// context (its running cell interrupted).
+async fn interrupt_command(State(state): State<SharedState>, query: QueryPairs) -> ApiResult<()> {
+    let id = query.required("id")?;
+    if let Some(result) = state.commands.interrupt(id) {
+        return result;
+    }
+    if state.sessions.close(id) {
+        return Ok(());
+    }
+    if state.code.interrupt(id) {
+        return Ok(());
+    }
+    Err(ApiError::not_found(
+        "INVALID_REQUEST_BODY",
+        format!("no command, session or context with id {id}"),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(chunks: &[&[u8]]) -> Vec<String> {
+        let mut splitter = LineSplitter::default();
+        let mut out = Vec::new();
+        for chunk in chunks {
+            splitter.push(chunk, &mut out);
+        }
+        out.extend(splitter.finish());
+        out.into_iter()
+            .map(|line| String::from_utf8_lossy(&line).into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn lf_cr_and_crlf_each_end_one_line() {
+        assert_eq!(split(&[b"a\nb\r\nc\rd"]), ["a", "b", "c", "d"]);
+        assert_eq!(split(&[b"\n\nx\n"]), ["", "", "x"]);
+        assert_eq!(split(&[b"a\r\rb"]), ["a", "", "b"]);
+    }
+
+    #[test]
+    fn crlf_split_across_chunks_is_one_terminator() {
+        assert_eq!(split(&[b"a\r", b"\nb\n"]), ["a", "b"]);
+        assert_eq!(split(&[b"a", b"b\r", b"c"]), ["ab", "c"]);
+    }
+
+    #[test]
+    fn long_lines_are_cut_at_char_boundaries() {
+        let mut data = vec![b'x'; MAX_LINE - 1];
+        data.extend_from_slice("é".as_bytes());
+        data.extend_from_slice("tail".repeat(READ_CHUNK).as_bytes());
+        data.push(b'\n');
+        // Lines arrive in pipe-sized chunks; the cut applies to what is buffered.
+        let chunks: Vec<&[u8]> = data.chunks(READ_CHUNK).collect();
+        let lines = split(&chunks);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].len(), MAX_LINE - 1);
+        assert!(lines[1].starts_with("étail"));
+        assert_eq!(lines.concat().len() + 1, data.len());
+    }
+
+    #[test]
+    fn request_validation() {
+        let dir = std::env::temp_dir();
+        let parse = |json: &str| {
+            let request: RunCommandRequest = serde_json::from_str(json).expect("json");
+            CommandSpec::from_request(request, &dir)
+                .map(|_| ())
+                .map_err(|e| e.status.as_u16())
+        };
+        assert_eq!(parse(r#"{"command":"true"}"#), Ok(()));
+        assert_eq!(parse(r#"{"command":"true","timeout":-1}"#), Err(400));
+        assert_eq!(parse(r#"{"command":"true","gid":5}"#), Err(400));
+        assert_eq!(
+            parse(r#"{"command":"true","cwd":"/no/such/dir"}"#),
+            Err(400)
+        );
+        assert_eq!(parse(r#"{}"#), Err(400));
+        assert_eq!(parse(r#"{"argv":["true"]}"#), Ok(()));
+    }
 }

@@ -13,20 +13,34 @@
 //! - [`paths`]: confinement of user paths to the sandbox root.
 //! - [`files`]: file and directory operations, upload and download.
 //! - [`metrics`]: resource metrics and the metrics watch stream.
+//! - [`extract`]: `ApiJson` / `ApiQuery` / `QueryPairs` extractors whose rejections are
+//!   400 `{code, message}` instead of axum's plain-text 415/422. Use them in every route.
+//! - [`serve`]: the agent process (`AgentArgs`, [`run`]): Unix socket + entrypoint.
+//!
+//! Body size: the router caps buffered bodies (JSON) at [`JSON_BODY_LIMIT`]; the upload
+//! route reads its body as a stream and is not capped.
 
 pub mod code;
 pub mod commands;
 pub mod error;
 pub mod events;
+pub mod extract;
 pub mod files;
 pub mod metrics;
 pub mod paths;
+pub mod serve;
 pub mod sessions;
+
+pub use serve::{run, AgentArgs};
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use axum::extract::DefaultBodyLimit;
 use axum::Router;
+
+/// Largest buffered request body (JSON requests). Uploads stream and ignore it.
+pub const JSON_BODY_LIMIT: usize = 10 * 1024 * 1024;
 
 /// How the agent sees its sandbox.
 #[derive(Debug, Clone)]
@@ -77,8 +91,7 @@ pub fn router(config: AgentConfig) -> Router {
         .merge(code::routes())
         .merge(files::routes())
         .merge(metrics::routes())
-        .fallback(|| async {
-            error::ApiError::not_found("ROUTE_NOT_FOUND", "no such execd route")
-        })
+        .fallback(|| async { error::ApiError::not_found("ROUTE_NOT_FOUND", "no such execd route") })
+        .layer(DefaultBodyLimit::max(JSON_BODY_LIMIT))
         .with_state(state)
 }

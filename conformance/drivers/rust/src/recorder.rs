@@ -1,0 +1,122 @@
+//! The handlers a run is made with: they record the callbacks in the order the SDK
+//! calls them (`"handlers": true`), hash stdout as it streams (`"digest": true`), and
+//! report the execution id as soon as `init` arrives (`commands.start`).
+
+use opensandbox_core::{
+    ExecutionComplete, ExecutionError, ExecutionHandlers, ExecutionResult, OutputMessage,
+};
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+use tokio::sync::oneshot;
+
+/// Running SHA-256 over stdout reconstructed as lines (PROTOCOL.md §2.2).
+struct StdoutDigest {
+    hasher: Sha256,
+    bytes: u64,
+    lines: u64,
+}
+
+#[derive(Default)]
+pub struct Recorder {
+    events: Option<Vec<Value>>,
+    digest: Option<StdoutDigest>,
+    on_init: Option<oneshot::Sender<String>>,
+}
+
+impl Recorder {
+    pub fn new(record_events: bool, digest: bool) -> Recorder {
+        Recorder {
+            events: record_events.then(Vec::new),
+            digest: digest.then(|| StdoutDigest {
+                hasher: Sha256::new(),
+                bytes: 0,
+                lines: 0,
+            }),
+            on_init: None,
+        }
+    }
+
+    /// Sends the execution id on `tx` when `init` arrives.
+    pub fn notify_init(mut self, tx: oneshot::Sender<String>) -> Recorder {
+        self.on_init = Some(tx);
+        self
+    }
+
+    fn push(&mut self, event: Value) {
+        if let Some(events) = &mut self.events {
+            events.push(event);
+        }
+    }
+
+    /// The extra result members: `events` and `stdout_digest` when asked for.
+    pub fn into_extra(self) -> Map<String, Value> {
+        let mut extra = Map::new();
+        if let Some(events) = self.events {
+            extra.insert("events".into(), Value::Array(events));
+        }
+        if let Some(d) = self.digest {
+            let hex: String = d
+                .hasher
+                .finalize()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            extra.insert(
+                "stdout_digest".into(),
+                json!({"sha256": hex, "bytes": d.bytes, "lines": d.lines}),
+            );
+        }
+        extra
+    }
+}
+
+impl ExecutionHandlers for Recorder {
+    fn on_init(&mut self, id: &str, _timestamp: i64) -> opensandbox_core::Result<()> {
+        if let Some(tx) = self.on_init.take() {
+            // The receiver is gone only when the start request already gave up.
+            let _ = tx.send(id.to_owned());
+        }
+        self.push(json!({"type": "init", "id": id}));
+        Ok(())
+    }
+
+    fn on_stdout(&mut self, msg: &OutputMessage) -> opensandbox_core::Result<()> {
+        if let Some(d) = &mut self.digest {
+            // A blank line arrives as "\n"; every other line without its newline.
+            let text = msg.text.as_bytes();
+            d.hasher.update(text);
+            d.bytes += text.len() as u64;
+            if msg.text != "\n" {
+                d.hasher.update(b"\n");
+                d.bytes += 1;
+            }
+            d.lines += 1;
+        }
+        self.push(json!({"type": "stdout", "text": msg.text}));
+        Ok(())
+    }
+
+    fn on_stderr(&mut self, msg: &OutputMessage) -> opensandbox_core::Result<()> {
+        self.push(json!({"type": "stderr", "text": msg.text}));
+        Ok(())
+    }
+
+    fn on_result(&mut self, result: &ExecutionResult) -> opensandbox_core::Result<()> {
+        self.push(json!({"type": "result", "text": result.text}));
+        Ok(())
+    }
+
+    fn on_execution_complete(&mut self, _c: &ExecutionComplete) -> opensandbox_core::Result<()> {
+        self.push(json!({"type": "execution_complete"}));
+        Ok(())
+    }
+
+    fn on_error(&mut self, error: &ExecutionError) -> opensandbox_core::Result<()> {
+        self.push(json!({"type": "error", "name": error.name, "value": error.value}));
+        Ok(())
+    }
+
+    fn skip_accumulation(&self) -> bool {
+        self.digest.is_some()
+    }
+}

@@ -1,0 +1,311 @@
+//! The lifecycle API client (the Python SDK's `SandboxManager`): every route of the
+//! lifecycle, snapshot and diagnostics APIs, without readiness logic.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use reqwest::Method;
+
+use crate::config::ConnectionConfig;
+use crate::error::{Error, Result};
+use crate::http::{Http, Req, Target};
+use crate::models::{
+    CreateSandboxRequest, DiagnosticContent, Endpoint, PagedSandboxInfos, PagedSnapshotInfos,
+    RenewResponse, SandboxFilter, SandboxInfo, SnapshotFilter, SnapshotInfo,
+};
+
+/// Client of the lifecycle API. Cheap to clone; clones share the connection pool.
+#[derive(Clone, Debug)]
+pub struct SandboxManager {
+    http: Http,
+    base: String,
+}
+
+/// Percent-encodes one path segment (ids come from users and servers alike).
+pub(crate) fn seg(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn require_id(op: &'static str, what: &str, id: &str) -> Result<()> {
+    if id.trim().is_empty() {
+        return Err(Error::invalid_argument(op, format!("{what} must not be empty")));
+    }
+    Ok(())
+}
+
+impl SandboxManager {
+    /// A manager for the server in `config`.
+    pub fn new(config: ConnectionConfig) -> Result<Self> {
+        let base = config.base_url();
+        Ok(SandboxManager {
+            http: Http::new(config)?,
+            base,
+        })
+    }
+
+    pub(crate) fn http(&self) -> &Http {
+        &self.http
+    }
+
+    /// The connection config.
+    pub fn config(&self) -> &ConnectionConfig {
+        self.http.config()
+    }
+
+    fn req(&self, op: &'static str, method: Method, path: &str) -> Req {
+        Req::new(op, method, format!("{}{}", self.base, path), Target::Lifecycle)
+    }
+
+    fn sandbox_req(&self, op: &'static str, method: Method, id: &str, rest: &str) -> Result<Req> {
+        require_id(op, "sandbox id", id)?;
+        Ok(self.req(op, method, &format!("/sandboxes/{}{}", seg(id), rest)))
+    }
+
+    /// `POST /sandboxes`. Validates that exactly one of image and snapshot is given.
+    pub async fn create_sandbox(&self, request: &CreateSandboxRequest) -> Result<SandboxInfo> {
+        const OP: &str = "create_sandbox";
+        match (&request.image, &request.snapshot_id) {
+            (Some(_), Some(_)) => {
+                return Err(Error::invalid_argument(
+                    OP,
+                    "give either an image or a snapshot id, not both",
+                ))
+            }
+            (None, None) if !request.extensions.contains_key("poolRef") => {
+                return Err(Error::invalid_argument(
+                    OP,
+                    "an image or a snapshot id is required",
+                ))
+            }
+            _ => {}
+        }
+        if let Some(t) = request.timeout {
+            if t < 60 {
+                return Err(Error::invalid_argument(
+                    OP,
+                    format!("timeout must be at least 60 seconds, got {t}"),
+                ));
+            }
+        }
+        self.http
+            .json(self.req(OP, Method::POST, "/sandboxes").json(request)?)
+            .await
+    }
+
+    /// `GET /sandboxes` with filters.
+    pub async fn list_sandbox_infos(&self, filter: &SandboxFilter) -> Result<PagedSandboxInfos> {
+        let mut req = self.req("list_sandboxes", Method::GET, "/sandboxes");
+        for s in &filter.states {
+            req = req.query("state", s);
+        }
+        if !filter.metadata.is_empty() {
+            // One parameter whose value is itself a query string (protocol §2.4).
+            let inner = filter
+                .metadata
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join("&");
+            req = req.query("metadata", inner);
+        }
+        if let Some(p) = filter.page {
+            req = req.query("page", p);
+        }
+        if let Some(p) = filter.page_size {
+            req = req.query("pageSize", p);
+        }
+        self.http.json(req).await
+    }
+
+    /// `GET /sandboxes/{id}`.
+    pub async fn get_sandbox_info(&self, id: &str) -> Result<SandboxInfo> {
+        self.http
+            .json(self.sandbox_req("get_sandbox", Method::GET, id, "")?)
+            .await
+    }
+
+    /// `DELETE /sandboxes/{id}`.
+    pub async fn kill_sandbox(&self, id: &str) -> Result<()> {
+        self.http
+            .empty(self.sandbox_req("kill_sandbox", Method::DELETE, id, "")?)
+            .await
+    }
+
+    /// `PATCH /sandboxes/{id}/metadata` (JSON merge patch: `None` deletes a key).
+    pub async fn patch_sandbox_metadata(
+        &self,
+        id: &str,
+        patch: &BTreeMap<String, Option<String>>,
+    ) -> Result<SandboxInfo> {
+        let req = self
+            .sandbox_req("patch_metadata", Method::PATCH, id, "/metadata")?
+            .json(patch)?;
+        self.http.json(req).await
+    }
+
+    /// `POST /sandboxes/{id}/pause`.
+    pub async fn pause_sandbox(&self, id: &str) -> Result<()> {
+        self.http
+            .empty(self.sandbox_req("pause_sandbox", Method::POST, id, "/pause")?)
+            .await
+    }
+
+    /// `POST /sandboxes/{id}/resume` (no readiness wait; see `Sandbox::resume`).
+    pub async fn resume_sandbox(&self, id: &str) -> Result<()> {
+        self.http
+            .empty(self.sandbox_req("resume_sandbox", Method::POST, id, "/resume")?)
+            .await
+    }
+
+    /// Renews the expiry to now + `duration` (computed on the client, like the
+    /// official SDKs).
+    pub async fn renew_sandbox(&self, id: &str, duration: Duration) -> Result<RenewResponse> {
+        let delta = chrono::Duration::from_std(duration)
+            .map_err(|_| Error::invalid_argument("renew_sandbox", "duration too large"))?;
+        self.renew_sandbox_until(id, Utc::now() + delta).await
+    }
+
+    /// `POST /sandboxes/{id}/renew-expiration` with an absolute expiry.
+    pub async fn renew_sandbox_until(
+        &self,
+        id: &str,
+        expires_at: DateTime<Utc>,
+    ) -> Result<RenewResponse> {
+        let body = serde_json::json!({
+            "expiresAt": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+        });
+        let req = self
+            .sandbox_req("renew_sandbox", Method::POST, id, "/renew-expiration")?
+            .json(&body)?;
+        self.http.json(req).await
+    }
+
+    /// `GET /sandboxes/{id}/endpoints/{port}`; `use_server_proxy` defaults to the
+    /// config's setting and is always sent explicitly.
+    pub async fn get_endpoint(
+        &self,
+        id: &str,
+        port: u16,
+        use_server_proxy: Option<bool>,
+    ) -> Result<Endpoint> {
+        self.endpoint_inner(id, port, use_server_proxy, None).await
+    }
+
+    /// A signed endpoint valid until `expires` (Unix seconds).
+    pub async fn get_signed_endpoint(&self, id: &str, port: u16, expires: i64) -> Result<Endpoint> {
+        self.endpoint_inner(id, port, None, Some(expires)).await
+    }
+
+    async fn endpoint_inner(
+        &self,
+        id: &str,
+        port: u16,
+        use_server_proxy: Option<bool>,
+        expires: Option<i64>,
+    ) -> Result<Endpoint> {
+        const OP: &str = "get_endpoint";
+        if port == 0 {
+            return Err(Error::invalid_argument(OP, "port must be 1-65535"));
+        }
+        let proxy = use_server_proxy.unwrap_or(self.config().use_server_proxy());
+        let mut req = self
+            .sandbox_req(OP, Method::GET, id, &format!("/endpoints/{port}"))?
+            .query("use_server_proxy", proxy);
+        if let Some(e) = expires {
+            req = req.query("expires", e);
+        }
+        self.http.json(req).await
+    }
+
+    /// `POST /sandboxes/{id}/snapshots`.
+    pub async fn create_snapshot(&self, id: &str, name: Option<&str>) -> Result<SnapshotInfo> {
+        let body = match name {
+            Some(n) => serde_json::json!({ "name": n }),
+            None => serde_json::json!({}),
+        };
+        let req = self
+            .sandbox_req("create_snapshot", Method::POST, id, "/snapshots")?
+            .json(&body)?;
+        self.http.json(req).await
+    }
+
+    /// `GET /snapshots/{id}`.
+    pub async fn get_snapshot(&self, snapshot_id: &str) -> Result<SnapshotInfo> {
+        const OP: &str = "get_snapshot";
+        require_id(OP, "snapshot id", snapshot_id)?;
+        let req = self.req(OP, Method::GET, &format!("/snapshots/{}", seg(snapshot_id)));
+        self.http.json(req).await
+    }
+
+    /// `GET /snapshots` with filters.
+    pub async fn list_snapshots(&self, filter: &SnapshotFilter) -> Result<PagedSnapshotInfos> {
+        let mut req = self.req("list_snapshots", Method::GET, "/snapshots");
+        if let Some(s) = &filter.sandbox_id {
+            req = req.query("sandboxId", s);
+        }
+        for s in &filter.states {
+            req = req.query("state", s);
+        }
+        if let Some(p) = filter.page {
+            req = req.query("page", p);
+        }
+        if let Some(p) = filter.page_size {
+            req = req.query("pageSize", p);
+        }
+        self.http.json(req).await
+    }
+
+    /// `DELETE /snapshots/{id}`.
+    pub async fn delete_snapshot(&self, snapshot_id: &str) -> Result<()> {
+        const OP: &str = "delete_snapshot";
+        require_id(OP, "snapshot id", snapshot_id)?;
+        let req = self.req(OP, Method::DELETE, &format!("/snapshots/{}", seg(snapshot_id)));
+        self.http.empty(req).await
+    }
+
+    /// `GET /sandboxes/{id}/diagnostics/logs?scope=`.
+    pub async fn get_diagnostic_logs(&self, id: &str, scope: &str) -> Result<DiagnosticContent> {
+        self.diagnostics("get_diagnostic_logs", id, "logs", scope)
+            .await
+    }
+
+    /// `GET /sandboxes/{id}/diagnostics/events?scope=`.
+    pub async fn get_diagnostic_events(&self, id: &str, scope: &str) -> Result<DiagnosticContent> {
+        self.diagnostics("get_diagnostic_events", id, "events", scope)
+            .await
+    }
+
+    async fn diagnostics(
+        &self,
+        op: &'static str,
+        id: &str,
+        kind: &str,
+        scope: &str,
+    ) -> Result<DiagnosticContent> {
+        require_id(op, "scope", scope)?;
+        let req = self
+            .sandbox_req(op, Method::GET, id, &format!("/diagnostics/{kind}"))?
+            .query("scope", scope);
+        self.http.json(req).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::seg;
+
+    #[test]
+    fn path_segments_are_escaped() {
+        assert_eq!(seg("abc-123_x.y~"), "abc-123_x.y~");
+        assert_eq!(seg("a/b?c d"), "a%2Fb%3Fc%20d");
+    }
+}

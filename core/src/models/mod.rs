@@ -1,0 +1,12 @@
+//! Wire models, camelCase (lifecycle, egress) or snake_case (execd) as the protocol has
+//! them. Every model ignores unknown fields and every state is an open set, so a newer
+//! server never breaks an older client.
+
+pub mod egress;
+pub mod execd;
+pub mod lifecycle;
+pub(crate) mod time;
+
+pub use egress::*;
+pub use execd::*;
+pub use lifecycle::*;

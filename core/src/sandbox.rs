@@ -1,0 +1,479 @@
+//! The sandbox handle: create / connect / resume with readiness, and every per-sandbox
+//! operation (lifecycle calls bound to the id, execd, egress).
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::config::ConnectionConfig;
+use crate::egress::{EgressClient, DEFAULT_EGRESS_PORT};
+use crate::error::{Error, ErrorKind, Result};
+use crate::execd::{ExecdClient, DEFAULT_EXECD_PORT};
+use crate::lifecycle::SandboxManager;
+use crate::models::{
+    CreateSandboxRequest, CredentialProxyConfig, DiagnosticContent, Endpoint, ImageSpec,
+    NetworkPolicy, NetworkRule, PlatformSpec, PolicyStatus, RenewResponse, SandboxInfo,
+    SandboxMetrics, SnapshotInfo, Volume,
+};
+
+/// Default sandbox TTL (official SDKs: 10 minutes).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+/// Default time to wait for a new sandbox to become healthy.
+pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default interval between health checks.
+pub const DEFAULT_HEALTH_CHECK_POLLING_INTERVAL: Duration = Duration::from_millis(200);
+/// Default entrypoint.
+pub const DEFAULT_ENTRYPOINT: [&str; 3] = ["tail", "-f", "/dev/null"];
+
+/// Default resource limits: 1 CPU, 2 GiB.
+pub fn default_resource_limits() -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("cpu".to_owned(), "1".to_owned()),
+        ("memory".to_owned(), "2Gi".to_owned()),
+    ])
+}
+
+/// A user-supplied readiness check replacing the execd ping.
+pub type HealthCheck =
+    Arc<dyn Fn(Sandbox) -> Pin<Box<dyn Future<Output = Result<bool>> + Send>> + Send + Sync>;
+
+/// Options of [`Sandbox::create`], with the official SDKs' defaults.
+#[derive(Clone)]
+pub struct SandboxCreateOptions {
+    /// Image (exclusive with `snapshot_id`).
+    pub image: Option<ImageSpec>,
+    /// Snapshot to restore (exclusive with `image`).
+    pub snapshot_id: Option<String>,
+    /// Entry process; default `tail -f /dev/null`.
+    pub entrypoint: Vec<String>,
+    /// TTL; `None` = manual cleanup. Default 600 s.
+    pub timeout: Option<Duration>,
+    /// How long to wait for readiness. Default 30 s.
+    pub ready_timeout: Duration,
+    /// Interval between health checks. Default 200 ms.
+    pub health_check_polling_interval: Duration,
+    /// Environment variables.
+    pub env: BTreeMap<String, String>,
+    /// Metadata.
+    pub metadata: BTreeMap<String, String>,
+    /// Resource limits; default `{cpu: "1", memory: "2Gi"}`.
+    pub resource: BTreeMap<String, String>,
+    /// Platform.
+    pub platform: Option<PlatformSpec>,
+    /// Egress policy.
+    pub network_policy: Option<NetworkPolicy>,
+    /// Credential proxy.
+    pub credential_proxy: Option<CredentialProxyConfig>,
+    /// Secure access.
+    pub secure_access: bool,
+    /// Volumes.
+    pub volumes: Vec<Volume>,
+    /// Opaque extensions.
+    pub extensions: BTreeMap<String, String>,
+    /// Do not wait for readiness.
+    pub skip_health_check: bool,
+    /// Custom readiness check (replaces the execd ping).
+    pub health_check: Option<HealthCheck>,
+}
+
+impl std::fmt::Debug for SandboxCreateOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxCreateOptions")
+            .field("image", &self.image)
+            .field("snapshot_id", &self.snapshot_id)
+            .field("timeout", &self.timeout)
+            .field("ready_timeout", &self.ready_timeout)
+            .field("skip_health_check", &self.skip_health_check)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for SandboxCreateOptions {
+    fn default() -> Self {
+        SandboxCreateOptions {
+            image: None,
+            snapshot_id: None,
+            entrypoint: DEFAULT_ENTRYPOINT.iter().map(|s| s.to_string()).collect(),
+            timeout: Some(DEFAULT_TIMEOUT),
+            ready_timeout: DEFAULT_READY_TIMEOUT,
+            health_check_polling_interval: DEFAULT_HEALTH_CHECK_POLLING_INTERVAL,
+            env: BTreeMap::new(),
+            metadata: BTreeMap::new(),
+            resource: default_resource_limits(),
+            platform: None,
+            network_policy: None,
+            credential_proxy: None,
+            secure_access: false,
+            volumes: Vec::new(),
+            extensions: BTreeMap::new(),
+            skip_health_check: false,
+            health_check: None,
+        }
+    }
+}
+
+impl SandboxCreateOptions {
+    /// Defaults plus an image.
+    pub fn image(uri: impl Into<String>) -> Self {
+        SandboxCreateOptions {
+            image: Some(ImageSpec {
+                uri: uri.into(),
+                auth: None,
+            }),
+            ..Default::default()
+        }
+    }
+
+    /// The wire request these options describe.
+    pub fn to_request(&self) -> Result<CreateSandboxRequest> {
+        const OP: &str = "create_sandbox";
+        let timeout = match self.timeout {
+            None => None,
+            Some(t) => Some(t.as_secs().max(u64::from(t.subsec_nanos() > 0))),
+        };
+        if self.entrypoint.is_empty() {
+            return Err(Error::invalid_argument(OP, "entrypoint must not be empty"));
+        }
+        Ok(CreateSandboxRequest {
+            image: self.image.clone(),
+            snapshot_id: self.snapshot_id.clone(),
+            entrypoint: self.entrypoint.clone(),
+            timeout,
+            resource_limits: self.resource.clone(),
+            env: self.env.clone(),
+            metadata: self.metadata.clone(),
+            platform: self.platform.clone(),
+            network_policy: self.network_policy.clone(),
+            credential_proxy: self.credential_proxy.clone(),
+            secure_access: self.secure_access,
+            volumes: self.volumes.clone(),
+            extensions: self.extensions.clone(),
+        })
+    }
+}
+
+/// Options of [`Sandbox::connect`] and [`Sandbox::resume`].
+#[derive(Clone)]
+pub struct ConnectOptions {
+    /// How long to wait for readiness. Default 30 s.
+    pub timeout: Duration,
+    /// Interval between health checks. Default 200 ms.
+    pub health_check_polling_interval: Duration,
+    /// Do not wait for readiness.
+    pub skip_health_check: bool,
+    /// Custom readiness check.
+    pub health_check: Option<HealthCheck>,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        ConnectOptions {
+            timeout: DEFAULT_READY_TIMEOUT,
+            health_check_polling_interval: DEFAULT_HEALTH_CHECK_POLLING_INTERVAL,
+            skip_health_check: false,
+            health_check: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for ConnectOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectOptions")
+            .field("timeout", &self.timeout)
+            .field("skip_health_check", &self.skip_health_check)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A live sandbox. Cheap to clone; clones share connections and the egress endpoint.
+#[derive(Clone)]
+pub struct Sandbox {
+    id: Arc<str>,
+    manager: SandboxManager,
+    execd: ExecdClient,
+    execd_endpoint: Arc<Endpoint>,
+    egress: Arc<tokio::sync::OnceCell<EgressClient>>,
+}
+
+impl std::fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sandbox")
+            .field("id", &self.id)
+            .field("execd", &self.execd.base_url())
+            .finish()
+    }
+}
+
+/// Kills a sandbox whose creation did not finish, including when the create future is
+/// dropped (cancelled) half-way: a sandbox nobody holds must not linger until its TTL.
+struct ZombieGuard {
+    manager: SandboxManager,
+    id: Option<String>,
+}
+
+impl ZombieGuard {
+    fn disarm(&mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for ZombieGuard {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let manager = self.manager.clone();
+        let fut = async move {
+            if let Err(e) = manager.kill_sandbox(&id).await {
+                tracing::warn!(sandbox = %id, error = %e, "cleanup of unready sandbox failed");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) => {
+                h.spawn(fut);
+            }
+            Err(_) => {
+                crate::runtime::runtime().spawn(fut);
+            }
+        }
+    }
+}
+
+impl Sandbox {
+    /// Creates a sandbox and waits until its execd answers (unless skipped). If it
+    /// never becomes ready, or anything fails after the server created it, the sandbox
+    /// is deleted before the error is returned.
+    pub async fn create(config: ConnectionConfig, opts: SandboxCreateOptions) -> Result<Sandbox> {
+        let manager = SandboxManager::new(config)?;
+        let request = opts.to_request()?;
+        let info = manager.create_sandbox(&request).await?;
+        let mut guard = ZombieGuard {
+            manager: manager.clone(),
+            id: Some(info.id.clone()),
+        };
+        let sandbox = Sandbox::attach(manager, &info.id).await?;
+        if !opts.skip_health_check {
+            sandbox
+                .wait_until_ready(
+                    opts.ready_timeout,
+                    opts.health_check_polling_interval,
+                    opts.health_check.clone(),
+                )
+                .await?;
+        }
+        guard.disarm();
+        Ok(sandbox)
+    }
+
+    /// Connects to an existing sandbox and waits until it is ready.
+    pub async fn connect(config: ConnectionConfig, id: &str, opts: ConnectOptions) -> Result<Sandbox> {
+        let manager = SandboxManager::new(config)?;
+        let sandbox = Sandbox::attach(manager, id).await?;
+        if !opts.skip_health_check {
+            sandbox
+                .wait_until_ready(
+                    opts.timeout,
+                    opts.health_check_polling_interval,
+                    opts.health_check.clone(),
+                )
+                .await?;
+        }
+        Ok(sandbox)
+    }
+
+    /// Resumes a paused sandbox on the server, then connects to it.
+    pub async fn resume(config: ConnectionConfig, id: &str, opts: ConnectOptions) -> Result<Sandbox> {
+        let manager = SandboxManager::new(config.clone())?;
+        manager.resume_sandbox(id).await?;
+        Sandbox::connect(config, id, opts).await
+    }
+
+    /// Resolves the execd endpoint and builds the handle (no readiness check).
+    async fn attach(manager: SandboxManager, id: &str) -> Result<Sandbox> {
+        let endpoint = manager.get_endpoint(id, DEFAULT_EXECD_PORT, None).await?;
+        let execd = ExecdClient::from_http(manager.http().clone(), &endpoint);
+        Ok(Sandbox {
+            id: id.into(),
+            manager,
+            execd,
+            execd_endpoint: Arc::new(endpoint),
+            egress: Arc::new(tokio::sync::OnceCell::new()),
+        })
+    }
+
+    /// Polls the health check every `interval` until it passes or `timeout` elapses
+    /// ([`ErrorKind::ReadyTimeout`]).
+    pub async fn wait_until_ready(
+        &self,
+        timeout: Duration,
+        interval: Duration,
+        health_check: Option<HealthCheck>,
+    ) -> Result<()> {
+        let start = Instant::now();
+        let mut last_error: Option<Error> = None;
+        loop {
+            let remaining = timeout.saturating_sub(start.elapsed());
+            let healthy = match &health_check {
+                Some(check) => match check(self.clone()).await {
+                    Ok(ok) => ok,
+                    Err(e) => {
+                        last_error = Some(e);
+                        false
+                    }
+                },
+                None => {
+                    let per_ping = self
+                        .config()
+                        .request_timeout()
+                        .min(remaining)
+                        .max(Duration::from_millis(100));
+                    match self.execd.ping(per_ping).await {
+                        Ok(()) => true,
+                        Err(e) => {
+                            last_error = Some(e);
+                            false
+                        }
+                    }
+                }
+            };
+            if healthy {
+                return Ok(());
+            }
+            let remaining = timeout.saturating_sub(start.elapsed());
+            if remaining.is_zero() {
+                let cfg = self.config();
+                let mut msg = format!(
+                    "sandbox {} did not become healthy within {timeout:?} (domain {}, \
+                     use_server_proxy={}). Hint: if the server cannot route to the sandbox \
+                     directly (remote server, Docker bridge network), set use_server_proxy",
+                    self.id,
+                    cfg.domain(),
+                    cfg.use_server_proxy()
+                );
+                if let Some(e) = &last_error {
+                    msg.push_str(&format!("; last health check error: {e}"));
+                }
+                return Err(Error::new(ErrorKind::ReadyTimeout, "wait_until_ready", msg));
+            }
+            tokio::time::sleep(interval.min(remaining)).await;
+        }
+    }
+
+    /// Sandbox id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The connection config.
+    pub fn config(&self) -> &ConnectionConfig {
+        self.manager.config()
+    }
+
+    /// The lifecycle client this sandbox uses.
+    pub fn manager(&self) -> &SandboxManager {
+        &self.manager
+    }
+
+    /// The execd client: commands, sessions, code, files, metrics.
+    pub fn execd(&self) -> &ExecdClient {
+        &self.execd
+    }
+
+    /// The resolved execd endpoint.
+    pub fn execd_endpoint(&self) -> &Endpoint {
+        &self.execd_endpoint
+    }
+
+    /// The egress sidecar client (endpoint resolved on first use).
+    pub async fn egress(&self) -> Result<&EgressClient> {
+        self.egress
+            .get_or_try_init(|| async {
+                let ep = self
+                    .manager
+                    .get_endpoint(&self.id, DEFAULT_EGRESS_PORT, None)
+                    .await?;
+                Ok(EgressClient::from_http(self.manager.http().clone(), &ep))
+            })
+            .await
+    }
+
+    /// Whether execd answers its ping.
+    pub async fn is_healthy(&self) -> bool {
+        self.execd.is_healthy().await
+    }
+
+    /// `GET /sandboxes/{id}`.
+    pub async fn get_info(&self) -> Result<SandboxInfo> {
+        self.manager.get_sandbox_info(&self.id).await
+    }
+
+    /// Endpoint of another port of this sandbox.
+    pub async fn get_endpoint(&self, port: u16) -> Result<Endpoint> {
+        self.manager.get_endpoint(&self.id, port, None).await
+    }
+
+    /// Signed endpoint valid until `expires` (Unix seconds).
+    pub async fn get_signed_endpoint(&self, port: u16, expires: i64) -> Result<Endpoint> {
+        self.manager
+            .get_signed_endpoint(&self.id, port, expires)
+            .await
+    }
+
+    /// Resource metrics.
+    pub async fn get_metrics(&self) -> Result<SandboxMetrics> {
+        self.execd.get_metrics().await
+    }
+
+    /// Sets the expiry to now + `duration`.
+    pub async fn renew(&self, duration: Duration) -> Result<RenewResponse> {
+        self.manager.renew_sandbox(&self.id, duration).await
+    }
+
+    /// Merge-patches metadata (`None` deletes a key).
+    pub async fn patch_metadata(
+        &self,
+        patch: &BTreeMap<String, Option<String>>,
+    ) -> Result<SandboxInfo> {
+        self.manager.patch_sandbox_metadata(&self.id, patch).await
+    }
+
+    /// Takes a snapshot.
+    pub async fn create_snapshot(&self, name: Option<&str>) -> Result<SnapshotInfo> {
+        self.manager.create_snapshot(&self.id, name).await
+    }
+
+    /// Pauses the sandbox (no waiting).
+    pub async fn pause(&self) -> Result<()> {
+        self.manager.pause_sandbox(&self.id).await
+    }
+
+    /// Deletes the sandbox on the server.
+    pub async fn kill(&self) -> Result<()> {
+        self.manager.kill_sandbox(&self.id).await
+    }
+
+    /// Diagnostic logs.
+    pub async fn get_diagnostic_logs(&self, scope: &str) -> Result<DiagnosticContent> {
+        self.manager.get_diagnostic_logs(&self.id, scope).await
+    }
+
+    /// Diagnostic events.
+    pub async fn get_diagnostic_events(&self, scope: &str) -> Result<DiagnosticContent> {
+        self.manager.get_diagnostic_events(&self.id, scope).await
+    }
+
+    /// The egress policy.
+    pub async fn get_egress_policy(&self) -> Result<NetworkPolicy> {
+        self.egress().await?.get_network_policy().await
+    }
+
+    /// Merges egress rules.
+    pub async fn patch_egress_rules(&self, rules: &[NetworkRule]) -> Result<PolicyStatus> {
+        self.egress().await?.patch_rules(rules).await
+    }
+
+    /// Removes egress rules by target.
+    pub async fn delete_egress_rules(&self, targets: &[&str]) -> Result<PolicyStatus> {
+        self.egress().await?.delete_rules(targets).await
+    }
+}

@@ -1,0 +1,284 @@
+//! `POST /files/upload` (protocol.md §3.2): multipart pairs of a `metadata` JSON part and
+//! a `file` part, the i-th metadata naming the destination of the i-th file.
+//!
+//! The body is parsed as a stream with `multer` and each file part goes straight to its
+//! destination chunk by chunk, so a multi-gigabyte upload uses constant memory and is
+//! not subject to the router's JSON body limit. Clients send `metadata` before its
+//! `file` (all official SDKs do); a `file` that arrives before its metadata is spooled
+//! to a temporary file and moved into place once the metadata comes.
+
+use std::collections::VecDeque;
+use std::path::Path;
+
+use axum::extract::{Request, State};
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
+
+use super::meta::{self, PermissionSpec};
+use super::{blocking, io_error};
+use crate::error::ApiError;
+use crate::paths::{self, Last};
+use crate::{AgentConfig, SharedState};
+
+/// Metadata JSON is tiny; anything bigger is not metadata.
+const MAX_METADATA_BYTES: usize = 64 * 1024;
+/// Write buffer: large enough to turn small body frames into few syscalls.
+const WRITE_BUFFER: usize = 1 << 20;
+
+#[derive(Debug, Deserialize)]
+struct RawMetadata {
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    owner: Option<String>,
+    #[serde(default)]
+    group: Option<String>,
+    #[serde(default)]
+    mode: Option<i64>,
+}
+
+#[derive(Debug)]
+struct Metadata {
+    path: String,
+    spec: PermissionSpec,
+}
+
+fn invalid_file(message: impl Into<String>) -> ApiError {
+    ApiError::bad_request("INVALID_FILE", message)
+}
+
+fn invalid_metadata(message: impl Into<String>) -> ApiError {
+    ApiError::bad_request("INVALID_FILE_METADATA", message)
+}
+
+fn multipart_error(e: multer::Error) -> ApiError {
+    invalid_file(format!("malformed multipart body: {e}"))
+}
+
+fn parse_metadata(bytes: &[u8]) -> Result<Metadata, ApiError> {
+    let raw: RawMetadata = serde_json::from_slice(bytes)
+        .map_err(|e| invalid_metadata(format!("metadata is not valid JSON: {e}")))?;
+    let path = raw.path.unwrap_or_default();
+    if path.is_empty() {
+        return Err(invalid_metadata("metadata has an empty path"));
+    }
+    let spec = PermissionSpec {
+        owner: raw.owner,
+        group: raw.group,
+        mode: raw.mode,
+    };
+    meta::validate(&spec, "INVALID_FILE_METADATA")?;
+    Ok(Metadata { path, spec })
+}
+
+async fn read_metadata(mut field: multer::Field<'_>) -> Result<Metadata, ApiError> {
+    let mut buf = Vec::new();
+    while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
+        if buf.len() + chunk.len() > MAX_METADATA_BYTES {
+            return Err(invalid_metadata("metadata part is larger than 64 KiB"));
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    parse_metadata(&buf)
+}
+
+/// Copies one part's bytes into `out`, then flushes.
+async fn copy_field<W: AsyncWrite + Unpin>(
+    field: &mut multer::Field<'_>,
+    out: &mut W,
+    sandbox: &Path,
+) -> Result<(), ApiError> {
+    while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
+        out.write_all(&chunk)
+            .await
+            .map_err(|e| io_error(&e, "write", sandbox))?;
+    }
+    out.flush()
+        .await
+        .map_err(|e| io_error(&e, "write", sandbox))
+}
+
+async fn create_parents(host: &Path, sandbox: &Path) -> Result<(), ApiError> {
+    if let Some(parent) = host.parent() {
+        tokio::fs::create_dir_all(parent)
+            .await
+            .map_err(|e| io_error(&e, "create parent of", sandbox))?;
+    }
+    Ok(())
+}
+
+async fn finish(host: &Path, sandbox: &Path, spec: PermissionSpec) -> Result<(), ApiError> {
+    let (host, sandbox) = (host.to_path_buf(), sandbox.to_path_buf());
+    blocking(move || meta::apply(&host, &sandbox, &spec, "INVALID_FILE_METADATA")).await
+}
+
+/// Streams one file part to its destination: parents created, truncate, fsync, then
+/// chmod/chown.
+async fn write_to_destination(
+    cfg: &AgentConfig,
+    field: &mut multer::Field<'_>,
+    metadata: Metadata,
+) -> Result<(), ApiError> {
+    let r = paths::resolve(cfg, &metadata.path, Last::Follow)?;
+    create_parents(&r.host, &r.sandbox).await?;
+    let file = tokio::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&r.host)
+        .await
+        .map_err(|e| io_error(&e, "open", &r.sandbox))?;
+    let mut writer = BufWriter::with_capacity(WRITE_BUFFER, file);
+    copy_field(field, &mut writer, &r.sandbox).await?;
+    writer
+        .into_inner()
+        .sync_all()
+        .await
+        .map_err(|e| io_error(&e, "fsync", &r.sandbox))?;
+    finish(&r.host, &r.sandbox, metadata.spec).await
+}
+
+/// A file part received before its metadata, parked on disk.
+struct Spooled {
+    file: tempfile::TempPath,
+}
+
+async fn spool(field: &mut multer::Field<'_>) -> Result<Spooled, ApiError> {
+    let named = tempfile::Builder::new()
+        .prefix(".execd-upload-")
+        .tempfile()
+        .map_err(|e| ApiError::runtime(format!("cannot create spool file: {e}")))?;
+    let (std_file, path) = named.into_parts();
+    let mut writer = BufWriter::with_capacity(WRITE_BUFFER, tokio::fs::File::from_std(std_file));
+    copy_field(field, &mut writer, Path::new("(upload spool)")).await?;
+    Ok(Spooled { file: path })
+}
+
+async fn place_spooled(
+    cfg: &AgentConfig,
+    spooled: Spooled,
+    metadata: Metadata,
+) -> Result<(), ApiError> {
+    let r = paths::resolve(cfg, &metadata.path, Last::Follow)?;
+    create_parents(&r.host, &r.sandbox).await?;
+    // Copy rather than rename: the spool may be on another filesystem and the
+    // destination keeps its inode (and thus hard links), as with a direct write.
+    let mut src = tokio::fs::File::open(&spooled.file)
+        .await
+        .map_err(|e| ApiError::runtime(format!("cannot reopen spool file: {e}")))?;
+    let dest = tokio::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&r.host)
+        .await
+        .map_err(|e| io_error(&e, "open", &r.sandbox))?;
+    let mut writer = BufWriter::with_capacity(WRITE_BUFFER, dest);
+    tokio::io::copy(&mut src, &mut writer)
+        .await
+        .map_err(|e| io_error(&e, "write", &r.sandbox))?;
+    writer
+        .flush()
+        .await
+        .map_err(|e| io_error(&e, "write", &r.sandbox))?;
+    writer
+        .into_inner()
+        .sync_all()
+        .await
+        .map_err(|e| io_error(&e, "fsync", &r.sandbox))?;
+    drop(spooled);
+    finish(&r.host, &r.sandbox, metadata.spec).await
+}
+
+/// `POST /files/upload`.
+pub async fn upload(
+    State(state): State<SharedState>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let cfg = state.config.clone();
+    let content_type = request
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let boundary = multer::parse_boundary(&content_type).map_err(|_| {
+        invalid_file(format!(
+            "expected a multipart/form-data body with a boundary, got content type {content_type:?}"
+        ))
+    })?;
+    let mut form = multer::Multipart::new(request.into_body().into_data_stream(), boundary);
+
+    let mut waiting_metadata: VecDeque<Metadata> = VecDeque::new();
+    let mut waiting_files: VecDeque<Spooled> = VecDeque::new();
+    let (mut metadata_count, mut file_count) = (0usize, 0usize);
+
+    while let Some(mut field) = form.next_field().await.map_err(multipart_error)? {
+        match field.name() {
+            Some("metadata") => {
+                metadata_count += 1;
+                let metadata = read_metadata(field).await?;
+                match waiting_files.pop_front() {
+                    Some(spooled) => place_spooled(&cfg, spooled, metadata).await?,
+                    None => waiting_metadata.push_back(metadata),
+                }
+            }
+            Some("file") => {
+                file_count += 1;
+                match waiting_metadata.pop_front() {
+                    Some(metadata) => write_to_destination(&cfg, &mut field, metadata).await?,
+                    None => waiting_files.push_back(spool(&mut field).await?),
+                }
+            }
+            // Unknown parts are skipped by multer when the next field is requested.
+            _ => {}
+        }
+    }
+
+    if metadata_count == 0 && file_count == 0 {
+        return Err(invalid_file("the form has no metadata and no file parts"));
+    }
+    if metadata_count == 0 {
+        return Err(invalid_metadata("metadata file is missing"));
+    }
+    if file_count == 0 {
+        return Err(ApiError::bad_request(
+            "INVALID_FILE_CONTENT",
+            "file is missing",
+        ));
+    }
+    if metadata_count != file_count {
+        return Err(invalid_file(format!(
+            "{metadata_count} metadata parts but {file_count} file parts; they must pair up"
+        )));
+    }
+    Ok(().into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_accepts_nulls_and_rejects_empty_paths() {
+        let m = parse_metadata(br#"{"path":"/a","owner":null,"group":null,"mode":644}"#).unwrap();
+        assert_eq!(m.path, "/a");
+        assert_eq!(m.spec.mode, Some(644));
+        assert_eq!(
+            parse_metadata(br#"{"path":""}"#).unwrap_err().code,
+            "INVALID_FILE_METADATA"
+        );
+        assert_eq!(
+            parse_metadata(b"{nope").unwrap_err().code,
+            "INVALID_FILE_METADATA"
+        );
+        assert_eq!(
+            parse_metadata(br#"{"path":"/a","mode":999}"#)
+                .unwrap_err()
+                .code,
+            "INVALID_FILE_METADATA"
+        );
+    }
+}

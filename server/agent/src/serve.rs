@@ -1,0 +1,313 @@
+//! The agent process: serves the execd router over a Unix socket and supervises the
+//! sandbox's entrypoint. When the entrypoint exits, its outcome is written to the status
+//! file and [`run`] returns its exit code, which is how the control plane learns that
+//! the sandbox has ended.
+
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use serde::Serialize;
+use tokio::net::UnixListener;
+use tokio::signal::unix::{signal, SignalKind};
+
+use crate::{router, AgentConfig};
+
+/// How long the entrypoint gets to exit after a forwarded SIGTERM before SIGKILL.
+const TERM_GRACE: Duration = Duration::from_secs(10);
+/// How long open connections (e.g. a metrics watch) may delay the agent's exit.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// Exit code reported when the entrypoint cannot be started (shell convention).
+const SPAWN_FAILED: i32 = 127;
+
+/// Command-line arguments of `opensandbox-server agent`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AgentArgs {
+    /// Unix socket to serve the execd API on. A stale socket at this path is replaced;
+    /// the new one is created with mode 0600.
+    #[arg(long, value_name = "PATH")]
+    pub socket: PathBuf,
+    /// Directory every client path is confined to. `/` inside an isolated sandbox.
+    #[arg(long, value_name = "DIR", default_value = "/")]
+    pub root: PathBuf,
+    /// Default working directory of commands and of the entrypoint, as a path inside
+    /// the sandbox (i.e. relative to --root); created if missing.
+    #[arg(long, value_name = "DIR", default_value = "/workspace")]
+    pub workdir: PathBuf,
+    /// Where to write `{"exit_code", "signal", "finished_at"}` when the entrypoint exits.
+    #[arg(long, value_name = "PATH")]
+    pub status_file: Option<PathBuf>,
+    /// The sandbox's entrypoint, after `--`. Without one the agent serves until SIGTERM.
+    #[arg(last = true, value_name = "ENTRYPOINT")]
+    pub entrypoint: Vec<String>,
+}
+
+/// What the status file records about the entrypoint's end.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EntrypointStatus {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub finished_at: String,
+}
+
+impl EntrypointStatus {
+    fn from_exit(status: ExitStatus) -> Self {
+        Self {
+            exit_code: status.code(),
+            signal: status.signal(),
+            finished_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        }
+    }
+
+    /// The agent's own exit code: the entrypoint's, or 128 + signal like a shell.
+    pub fn process_exit_code(&self) -> i32 {
+        match (self.exit_code, self.signal) {
+            (Some(code), _) => code,
+            (None, Some(sig)) => 128 + sig,
+            (None, None) => 1,
+        }
+    }
+}
+
+/// Maps `--workdir` (a sandbox path) to the host path below `root`. A path that already
+/// lies below a non-`/` root is taken as the host path it is.
+pub fn host_workdir(root: &Path, workdir: &Path) -> PathBuf {
+    if root != Path::new("/") && workdir.starts_with(root) {
+        return workdir.to_path_buf();
+    }
+    let relative: PathBuf = workdir
+        .components()
+        .filter(|c| matches!(c, std::path::Component::Normal(_)))
+        .collect();
+    root.join(relative)
+}
+
+/// Writes the status file atomically (tmp + rename) so a reader never sees half of it.
+pub fn write_status(path: &Path, status: &EntrypointStatus) -> anyhow::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let body = serde_json::to_vec(status).context("serialising the entrypoint status")?;
+    std::fs::write(&tmp, body).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+}
+
+/// Binds the socket, replacing a stale socket file but never another kind of file.
+pub fn bind_socket(path: &Path) -> anyhow::Result<UnixListener> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_socket() => std::fs::remove_file(path)
+            .with_context(|| format!("removing stale socket {}", path.display()))?,
+        Ok(_) => bail!("{} exists and is not a socket", path.display()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("checking {}", path.display())),
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating socket directory {}", parent.display()))?;
+    }
+    let listener =
+        UnixListener::bind(path).with_context(|| format!("binding {}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("setting mode 0600 on {}", path.display()))?;
+    Ok(listener)
+}
+
+fn send_signal(pid: Option<u32>, sig: nix::sys::signal::Signal) {
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        // The child may have exited in the meantime; nothing to do then.
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
+    }
+}
+
+/// Runs the entrypoint until it exits or the agent is asked to stop.
+async fn supervise(
+    entrypoint: &[String],
+    workdir: &Path,
+    term: &mut tokio::signal::unix::Signal,
+    int: &mut tokio::signal::unix::Signal,
+) -> EntrypointStatus {
+    let mut child = match tokio::process::Command::new(&entrypoint[0])
+        .args(&entrypoint[1..])
+        .current_dir(workdir)
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::error!(error = %e, entrypoint = ?entrypoint, "cannot start the entrypoint");
+            return EntrypointStatus {
+                exit_code: Some(SPAWN_FAILED),
+                signal: None,
+                finished_at: chrono::Utc::now()
+                    .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            };
+        }
+    };
+    let pid = child.id();
+    let waited = tokio::select! {
+        status = child.wait() => status,
+        _ = term.recv() => stop_child(&mut child, pid).await,
+        _ = int.recv() => stop_child(&mut child, pid).await,
+    };
+    match waited {
+        Ok(status) => EntrypointStatus::from_exit(status),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot wait for the entrypoint");
+            EntrypointStatus {
+                exit_code: None,
+                signal: None,
+                finished_at: chrono::Utc::now()
+                    .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            }
+        }
+    }
+}
+
+async fn stop_child(
+    child: &mut tokio::process::Child,
+    pid: Option<u32>,
+) -> std::io::Result<ExitStatus> {
+    send_signal(pid, nix::sys::signal::Signal::SIGTERM);
+    match tokio::time::timeout(TERM_GRACE, child.wait()).await {
+        Ok(status) => status,
+        Err(_) => {
+            child.start_kill()?;
+            child.wait().await
+        }
+    }
+}
+
+/// The agent's main: serve, supervise, report. Returns the process exit code.
+pub async fn run(args: AgentArgs) -> anyhow::Result<i32> {
+    let root = std::fs::canonicalize(&args.root)
+        .with_context(|| format!("sandbox root {}", args.root.display()))?;
+    let workdir = host_workdir(&root, &args.workdir);
+    std::fs::create_dir_all(&workdir)
+        .with_context(|| format!("creating workdir {}", workdir.display()))?;
+    let config = AgentConfig { root, workdir };
+
+    let listener = bind_socket(&args.socket)?;
+    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let app = router(config.clone());
+    let mut server = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stop_rx.await;
+            })
+            .await
+    });
+    tracing::info!(socket = %args.socket.display(), root = %config.root.display(), "execd agent listening");
+
+    let outcome = if args.entrypoint.is_empty() {
+        tokio::select! {
+            _ = term.recv() => Ok(0),
+            _ = int.recv() => Ok(0),
+            res = &mut server => Err(res),
+        }
+    } else {
+        tokio::select! {
+            status = supervise(&args.entrypoint, &config.workdir, &mut term, &mut int) => {
+                if let Some(path) = &args.status_file {
+                    if let Err(e) = write_status(path, &status) {
+                        tracing::error!(error = %e, "cannot write the status file");
+                    }
+                }
+                tracing::info!(?status, "entrypoint finished");
+                Ok(status.process_exit_code())
+            }
+            res = &mut server => Err(res),
+        }
+    };
+
+    let code = match outcome {
+        Ok(code) => {
+            let _ = stop_tx.send(());
+            // Streams such as /metrics/watch never end by themselves: don't wait forever.
+            let _ = tokio::time::timeout(DRAIN_GRACE, &mut server).await;
+            server.abort();
+            code
+        }
+        Err(res) => {
+            let _ = std::fs::remove_file(&args.socket);
+            match res {
+                Ok(Ok(())) => bail!("the execd server stopped unexpectedly"),
+                Ok(Err(e)) => return Err(e).context("serving the execd API"),
+                Err(e) => return Err(e).context("the execd server task failed"),
+            }
+        }
+    };
+    let _ = std::fs::remove_file(&args.socket);
+    Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workdir_is_a_sandbox_path_under_the_root() {
+        assert_eq!(
+            host_workdir(Path::new("/srv/sb"), Path::new("/workspace")),
+            Path::new("/srv/sb/workspace")
+        );
+        assert_eq!(
+            host_workdir(Path::new("/"), Path::new("/workspace")),
+            Path::new("/workspace")
+        );
+        assert_eq!(
+            host_workdir(Path::new("/r"), Path::new("/../x")),
+            Path::new("/r/x")
+        );
+        assert_eq!(
+            host_workdir(Path::new("/srv/sb"), Path::new("/srv/sb/work")),
+            Path::new("/srv/sb/work")
+        );
+    }
+
+    #[test]
+    fn signal_exit_maps_to_128_plus_signal() {
+        let s = EntrypointStatus {
+            exit_code: None,
+            signal: Some(15),
+            finished_at: String::new(),
+        };
+        assert_eq!(s.process_exit_code(), 143);
+    }
+
+    #[test]
+    fn status_file_is_replaced_atomically() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("status.json");
+        let status = EntrypointStatus {
+            exit_code: Some(3),
+            signal: None,
+            finished_at: "2026-01-01T00:00:00.000Z".into(),
+        };
+        write_status(&path, &status).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(v["exit_code"], 3);
+        assert!(v["signal"].is_null());
+        assert!(!dir.path().join("status.json.tmp").exists());
+    }
+
+    #[test]
+    fn a_regular_file_is_never_replaced_by_the_socket() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("not-a-socket");
+        std::fs::write(&path, b"keep").unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            assert!(bind_socket(&path).is_err());
+        });
+        assert_eq!(std::fs::read(&path).unwrap(), b"keep");
+    }
+}

@@ -1,0 +1,685 @@
+//! The sandbox lifecycle: create, pause, resume, renew, delete, the watch on each
+//! sandbox's process tree, TTL expiry and recovery after a server restart.
+//!
+//! Every state change of one sandbox happens under that sandbox's lock, and is
+//! written to the store before the function returns. A sandbox deleted through the
+//! API is killed, recorded as Terminated (reason DELETED) and then hidden: later
+//! requests for it get 404, like upstream's Docker runtime. Sandboxes that end on
+//! their own (entrypoint exit, TTL) stay visible as Terminated/Failed until deleted.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::http::StatusCode;
+use chrono::{DateTime, Utc};
+
+use super::error::{ApiError, ApiResult};
+use super::models::{
+    CreateSandboxRequest, SandboxRecord, SandboxState, SandboxStatus, SnapshotState,
+};
+use super::runtime::{self, Isolation};
+use super::{agent_client, snapshots, Control};
+
+const METADATA_RESERVED_PREFIX: &str = "opensandbox.io/";
+const DEFAULT_SNAPSHOT_ENTRYPOINT: [&str; 3] = ["tail", "-f", "/dev/null"];
+/// How long create waits for the agent to answer before returning `Pending`.
+const READY_WAIT: Duration = Duration::from_secs(10);
+
+/// Per-sandbox locks and expiry times; the store remains the source of truth.
+#[derive(Default)]
+pub struct Registry {
+    locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    expiries: Mutex<HashMap<String, DateTime<Utc>>>,
+}
+
+impl Registry {
+    pub fn lock_for(&self, id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self.locks.lock().unwrap_or_else(|p| p.into_inner());
+        locks.entry(id.to_string()).or_default().clone()
+    }
+
+    fn set_expiry(&self, id: &str, at: Option<DateTime<Utc>>) {
+        let mut map = self.expiries.lock().unwrap_or_else(|p| p.into_inner());
+        match at {
+            Some(at) => {
+                map.insert(id.to_string(), at);
+            }
+            None => {
+                map.remove(id);
+            }
+        }
+    }
+
+    fn due(&self, now: DateTime<Utc>) -> Vec<String> {
+        let map = self.expiries.lock().unwrap_or_else(|p| p.into_inner());
+        map.iter()
+            .filter(|(_, at)| **at <= now)
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+}
+
+/// 32 random bytes, hex-encoded.
+pub fn new_secret() -> String {
+    use rand::RngCore;
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Compares two secrets in time independent of where they differ.
+pub fn secrets_match(given: &[u8], expected: &[u8]) -> bool {
+    if given.len() != expected.len() {
+        return false;
+    }
+    given
+        .iter()
+        .zip(expected)
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+        == 0
+}
+
+pub fn check_metadata_key(key: &str) -> ApiResult<()> {
+    if key.is_empty() {
+        return Err(ApiError::bad_request(
+            "SANDBOX::INVALID_METADATA_LABEL",
+            "metadata keys must not be empty",
+        ));
+    }
+    if key.starts_with(METADATA_RESERVED_PREFIX) {
+        return Err(ApiError::bad_request(
+            "SANDBOX::INVALID_METADATA_LABEL",
+            format!("metadata key {key:?} uses the reserved prefix {METADATA_RESERVED_PREFIX}"),
+        ));
+    }
+    Ok(())
+}
+
+impl Control {
+    /// A sandbox visible through the API.
+    pub fn sandbox(&self, id: &str) -> ApiResult<SandboxRecord> {
+        match self.store.get_sandbox(id)? {
+            Some(rec) if !rec.deleted => Ok(rec),
+            _ => Err(ApiError::sandbox_not_found(id)),
+        }
+    }
+
+    fn save(&self, record: &SandboxRecord) -> ApiResult<()> {
+        self.store.put_sandbox(record)?;
+        Ok(())
+    }
+
+    pub async fn create_sandbox(self: &Arc<Self>, req: CreateSandboxRequest) -> ApiResult<SandboxRecord> {
+        let mut record = self.validate_create(req)?;
+        let paths = self.runtime.paths(&record.id);
+        self.runtime.prepare(&paths)?;
+        if let Some(snapshot_id) = &record.snapshot_id {
+            let from = self.snapshot_dir(snapshot_id);
+            let to = paths.fs.clone();
+            tokio::task::spawn_blocking(move || snapshots::restore(&from, &to))
+                .await
+                .context("restoring a snapshot")??;
+        }
+        let lock = self.registry.lock_for(&record.id);
+        let guard = lock.lock().await;
+        record.transition(SandboxState::Pending, "CREATING", None);
+        self.save(&record)?;
+        let child = match self.runtime.spawn(&record) {
+            Ok(child) => child,
+            Err(err) => {
+                record.transition(
+                    SandboxState::Failed,
+                    "PROVISIONING_ERROR",
+                    Some(format!("{err:#}")),
+                );
+                self.save(&record)?;
+                return Ok(record);
+            }
+        };
+        record.pid = child.id().and_then(|p| i32::try_from(p).ok());
+        record.pid_start = record.pid.and_then(runtime::process_start_time);
+        self.save(&record)?;
+        self.registry.set_expiry(&record.id, record.expires_at);
+        self.watch_child(record.id.clone(), child);
+        drop(guard);
+
+        let ready = self.wait_ready(&record).await;
+        let _guard = lock.lock().await;
+        let mut record = self.store.get_sandbox(&record.id)?.unwrap_or(record);
+        if ready && record.status.state == SandboxState::Pending {
+            record.transition(SandboxState::Running, "RUNNING", None);
+            self.save(&record)?;
+        }
+        Ok(record)
+    }
+
+    fn validate_create(&self, req: CreateSandboxRequest) -> ApiResult<SandboxRecord> {
+        let entrypoint = match (&req.image, &req.snapshot_id) {
+            (Some(_), Some(_)) | (None, None) => {
+                return Err(ApiError::invalid(
+                    "exactly one of `image` and `snapshotId` must be given",
+                ))
+            }
+            (Some(image), None) => {
+                if image.uri.trim().is_empty() {
+                    return Err(ApiError::invalid("`image.uri` must not be empty"));
+                }
+                req.entrypoint.clone().ok_or_else(|| {
+                    ApiError::invalid("`entrypoint` is required when creating from an image")
+                })?
+            }
+            (None, Some(snapshot_id)) => {
+                let snapshot = self
+                    .store
+                    .get_snapshot(snapshot_id)?
+                    .ok_or_else(|| ApiError::snapshot_not_found(snapshot_id))?;
+                if snapshot.status.state != SnapshotState::Ready {
+                    return Err(ApiError::bad_request(
+                        "SNAPSHOT::NOT_READY",
+                        format!(
+                            "snapshot {snapshot_id} is {}, not Ready",
+                            snapshot.status.state.as_str()
+                        ),
+                    ));
+                }
+                req.entrypoint.clone().unwrap_or_else(|| {
+                    DEFAULT_SNAPSHOT_ENTRYPOINT.iter().map(|s| s.to_string()).collect()
+                })
+            }
+        };
+        if entrypoint.is_empty() || entrypoint[0].is_empty() {
+            return Err(ApiError::invalid(
+                "`entrypoint` must hold at least the program to run",
+            ));
+        }
+        let expires_at = match req.timeout {
+            None => None,
+            Some(t) if t < self.min_timeout as i64 => {
+                return Err(ApiError::invalid(format!(
+                    "`timeout` must be at least {} seconds (or null for no expiry)",
+                    self.min_timeout
+                )))
+            }
+            Some(t) if self.max_timeout.is_some_and(|max| t as u64 > max) => {
+                return Err(ApiError::invalid(format!(
+                    "`timeout` {t} exceeds this server's maximum of {} seconds",
+                    self.max_timeout.unwrap_or_default()
+                )))
+            }
+            Some(t) => Some(Utc::now() + chrono::Duration::seconds(t)),
+        };
+        let metadata = req.metadata.unwrap_or_default();
+        for key in metadata.keys() {
+            check_metadata_key(key)?;
+        }
+        if req.secure_access == Some(true) {
+            return Err(ApiError::not_supported(
+                "secureAccess is not supported by this server",
+            ));
+        }
+        if req
+            .credential_proxy
+            .as_ref()
+            .and_then(|c| c.get("enabled"))
+            .and_then(|e| e.as_bool())
+            == Some(true)
+        {
+            return Err(ApiError::not_supported(
+                "credentialProxy is not supported by this server",
+            ));
+        }
+        let extensions = req.extensions.unwrap_or_default();
+        if extensions.contains_key("poolRef") {
+            return Err(ApiError::bad_request(
+                "SANDBOX::UNSUPPORTED_POOL_REF",
+                "sandbox pools are not supported by this server",
+            ));
+        }
+        if let Some(platform) = &req.platform {
+            if platform.os != "linux" {
+                return Err(ApiError::not_supported(format!(
+                    "platform os {:?} is not supported (only linux)",
+                    platform.os
+                )));
+            }
+            if !matches!(platform.arch.as_str(), "amd64" | "arm64") {
+                return Err(ApiError::invalid(format!(
+                    "platform arch {:?} is not one of amd64, arm64",
+                    platform.arch
+                )));
+            }
+        }
+        if let Some(policy) = &req.network_policy {
+            for rule in policy.egress.iter().flatten() {
+                if rule.target.trim().is_empty() {
+                    return Err(ApiError::invalid("network rule targets must not be empty"));
+                }
+            }
+        }
+        let volumes = req.volumes.unwrap_or_default();
+        self.validate_volumes(&volumes)?;
+        let env: BTreeMap<String, String> = req
+            .env
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .collect();
+        if env.keys().any(|k| k.is_empty() || k.contains('=')) {
+            return Err(ApiError::invalid("env names must be non-empty and contain no `=`"));
+        }
+        let mut image = req.image;
+        if let Some(image) = image.as_mut() {
+            image.auth = None;
+        }
+        Ok(SandboxRecord {
+            id: uuid::Uuid::new_v4().to_string(),
+            image,
+            snapshot_id: req.snapshot_id,
+            entrypoint,
+            env,
+            metadata,
+            extensions,
+            resource_limits: req.resource_limits.unwrap_or_default(),
+            platform: req.platform,
+            network_policy: req.network_policy,
+            volumes,
+            status: SandboxStatus {
+                state: SandboxState::Pending,
+                reason: None,
+                message: None,
+                last_transition_at: None,
+            },
+            created_at: Utc::now(),
+            expires_at,
+            execd_token: new_secret(),
+            egress_token: new_secret(),
+            pid: None,
+            pid_start: None,
+            isolation: self.runtime.isolation.name().to_string(),
+            deleted: false,
+            events: Vec::new(),
+        })
+    }
+
+    fn validate_volumes(&self, volumes: &[super::models::Volume]) -> ApiResult<()> {
+        let mut names = std::collections::HashSet::new();
+        for v in volumes {
+            if v.name.is_empty() || !names.insert(v.name.as_str()) {
+                return Err(ApiError::bad_request(
+                    "VOLUME::INVALID_NAME",
+                    format!("volume name {:?} is empty or used twice", v.name),
+                ));
+            }
+            if !v.mount_path.starts_with('/') || v.mount_path.split('/').any(|s| s == "..") {
+                return Err(ApiError::bad_request(
+                    "VOLUME::INVALID_MOUNT_PATH",
+                    format!("mountPath {:?} must be an absolute path", v.mount_path),
+                ));
+            }
+            let backends = [v.host.is_some(), v.pvc.is_some(), v.ossfs.is_some()];
+            if backends.iter().filter(|b| **b).count() != 1 {
+                return Err(ApiError::bad_request(
+                    "VOLUME::INVALID_BACKEND",
+                    format!("volume {:?} needs exactly one of host, pvc, ossfs", v.name),
+                ));
+            }
+            let Some(host) = &v.host else {
+                return Err(ApiError::not_supported(format!(
+                    "volume {:?}: only host volumes are supported by this server",
+                    v.name
+                )));
+            };
+            if v.sub_path.as_deref().is_some_and(|s| s.split('/').any(|p| p == "..")) {
+                return Err(ApiError::bad_request(
+                    "VOLUME::INVALID_SUB_PATH",
+                    format!("volume {:?}: subPath must stay inside the volume", v.name),
+                ));
+            }
+            let mut source = std::path::PathBuf::from(&host.path);
+            if let Some(sub) = v.sub_path.as_deref() {
+                source.push(sub.trim_start_matches('/'));
+            }
+            if !host.path.starts_with('/') || !source.exists() {
+                return Err(ApiError::bad_request(
+                    "VOLUME::HOST_PATH_NOT_FOUND",
+                    format!(
+                        "volume {:?}: host path {} is not an existing absolute path",
+                        v.name,
+                        source.display()
+                    ),
+                ));
+            }
+            if self.runtime.isolation == Isolation::None && v.read_only {
+                return Err(ApiError::not_supported(
+                    "read-only volumes need isolation (the server runs with --isolation none)",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Pings the agent until it answers, the process dies, or the wait is over.
+    async fn wait_ready(&self, record: &SandboxRecord) -> bool {
+        let socket = self.runtime.paths(&record.id).socket;
+        let deadline = tokio::time::Instant::now() + READY_WAIT;
+        let mut delay = Duration::from_millis(1);
+        while tokio::time::Instant::now() < deadline {
+            if socket.exists() && agent_client::ping(&socket).await {
+                return true;
+            }
+            if let Some(pid) = record.pid {
+                if !runtime::is_alive(pid, record.pid_start) {
+                    return false;
+                }
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// Reaps our own child and records how the sandbox ended.
+    fn watch_child(self: &Arc<Self>, id: String, mut child: tokio::process::Child) {
+        let control = Arc::clone(self);
+        tokio::spawn(async move {
+            let _ = child.wait().await;
+            control.on_exit(&id).await;
+        });
+    }
+
+    /// Watches a sandbox adopted after a restart (not our child: poll its pid).
+    fn watch_adopted(self: &Arc<Self>, id: String, pid: i32, start: Option<u64>) {
+        let control = Arc::clone(self);
+        tokio::spawn(async move {
+            while runtime::is_alive(pid, start) {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            control.on_exit(&id).await;
+        });
+    }
+
+    async fn on_exit(&self, id: &str) {
+        let lock = self.registry.lock_for(id);
+        let _guard = lock.lock().await;
+        let Ok(Some(mut record)) = self.store.get_sandbox(id) else {
+            return;
+        };
+        self.registry.set_expiry(id, None);
+        if let Some(pid) = record.pid.take() {
+            // Without a PID namespace, leftovers of the tree may still run.
+            runtime::kill_tree(pid);
+        }
+        if !record.status.state.is_terminal() {
+            let status_file = self.runtime.paths(id).status_file;
+            match runtime::read_exit_status(&status_file) {
+                Some(st) if st.exit_code == Some(0) => record.transition(
+                    SandboxState::Terminated,
+                    "ENTRYPOINT_EXITED",
+                    Some("entrypoint exited with code 0".into()),
+                ),
+                Some(st) => {
+                    let how = match (st.exit_code, st.signal) {
+                        (Some(code), _) => format!("entrypoint exited with code {code}"),
+                        (None, Some(sig)) => format!("entrypoint was killed by signal {sig}"),
+                        (None, None) => "entrypoint exited".to_string(),
+                    };
+                    record.transition(SandboxState::Failed, "ENTRYPOINT_EXITED", Some(how));
+                }
+                None => record.transition(
+                    SandboxState::Failed,
+                    "SANDBOX_EXITED",
+                    Some("the sandbox's processes exited unexpectedly (see diagnostics logs)".into()),
+                ),
+            }
+            tracing::info!(sandbox = id, state = record.status.state.as_str(), "sandbox ended");
+        }
+        if let Err(err) = self.store.put_sandbox(&record) {
+            tracing::error!(sandbox = id, error = format!("{err:#}"), "recording a sandbox's end");
+        }
+    }
+
+    /// Stops the sandbox's processes and records `state`/`reason`.
+    fn terminate(&self, record: &mut SandboxRecord, state: SandboxState, reason: &str, message: &str) {
+        if !record.status.state.is_terminal() {
+            record.transition(state, reason, Some(message.to_string()));
+        }
+        if let Some(pid) = record.pid.take() {
+            runtime::kill_tree(pid);
+        }
+        self.registry.set_expiry(&record.id, None);
+    }
+
+    pub async fn delete_sandbox(&self, id: &str) -> ApiResult<()> {
+        let lock = self.registry.lock_for(id);
+        let _guard = lock.lock().await;
+        let mut record = self.sandbox(id)?;
+        self.terminate(&mut record, SandboxState::Terminated, "DELETED", "deleted through the API");
+        record.deleted = true;
+        self.save(&record)?;
+        let base = self.runtime.paths(id).base;
+        tokio::task::spawn_blocking(move || {
+            if let Err(err) = std::fs::remove_dir_all(&base) {
+                tracing::warn!(dir = %base.display(), error = %err, "removing a deleted sandbox's files");
+            }
+        });
+        Ok(())
+    }
+
+    pub async fn pause_sandbox(&self, id: &str) -> ApiResult<()> {
+        let lock = self.registry.lock_for(id);
+        let _guard = lock.lock().await;
+        let mut record = self.sandbox(id)?;
+        if record.status.state != SandboxState::Running {
+            return Err(ApiError::conflict(
+                "SANDBOX::NOT_RUNNING",
+                format!("sandbox {id} is {}, not Running", record.status.state.as_str()),
+            ));
+        }
+        if let Some(pid) = record.pid {
+            runtime::freeze_tree(pid);
+        }
+        record.transition(SandboxState::Paused, "PAUSED", None);
+        self.save(&record)
+    }
+
+    pub async fn resume_sandbox(&self, id: &str) -> ApiResult<()> {
+        let lock = self.registry.lock_for(id);
+        let _guard = lock.lock().await;
+        let mut record = self.sandbox(id)?;
+        if record.status.state != SandboxState::Paused {
+            return Err(ApiError::conflict(
+                "SANDBOX::NOT_PAUSED",
+                format!("sandbox {id} is {}, not Paused", record.status.state.as_str()),
+            ));
+        }
+        if let Some(pid) = record.pid {
+            runtime::thaw_tree(pid);
+        }
+        record.transition(SandboxState::Running, "RUNNING", None);
+        self.save(&record)
+    }
+
+    pub async fn renew_sandbox(&self, id: &str, expires_at: &str) -> ApiResult<DateTime<Utc>> {
+        let at = DateTime::parse_from_rfc3339(expires_at)
+            .map_err(|e| ApiError::invalid(format!("`expiresAt` {expires_at:?} is not RFC 3339: {e}")))?
+            .with_timezone(&Utc);
+        let now = Utc::now();
+        if at <= now {
+            return Err(ApiError::bad_request(
+                "SANDBOX::INVALID_EXPIRATION",
+                "`expiresAt` must be in the future",
+            ));
+        }
+        if let Some(max) = self.max_timeout {
+            if at > now + chrono::Duration::seconds(max as i64) {
+                return Err(ApiError::bad_request(
+                    "SANDBOX::INVALID_EXPIRATION",
+                    format!("`expiresAt` is more than {max} seconds away"),
+                ));
+            }
+        }
+        let lock = self.registry.lock_for(id);
+        let _guard = lock.lock().await;
+        let mut record = self.sandbox(id)?;
+        if record.status.state.is_terminal() {
+            return Err(ApiError::conflict(
+                "SANDBOX::NOT_RUNNING",
+                format!("sandbox {id} has ended ({})", record.status.state.as_str()),
+            ));
+        }
+        if record.expires_at.is_none() {
+            return Err(ApiError::conflict(
+                "SANDBOX::INVALID_EXPIRATION",
+                format!("sandbox {id} was created without a timeout and never expires"),
+            ));
+        }
+        record.expires_at = Some(at);
+        self.save(&record)?;
+        self.registry.set_expiry(id, Some(at));
+        Ok(at)
+    }
+
+    pub async fn patch_metadata(
+        &self,
+        id: &str,
+        patch: serde_json::Map<String, serde_json::Value>,
+    ) -> ApiResult<SandboxRecord> {
+        for (key, value) in &patch {
+            check_metadata_key(key)?;
+            if !(value.is_string() || value.is_null()) {
+                return Err(ApiError::invalid(format!(
+                    "metadata value of {key:?} must be a string or null"
+                )));
+            }
+        }
+        let lock = self.registry.lock_for(id);
+        let _guard = lock.lock().await;
+        let mut record = self.sandbox(id)?;
+        for (key, value) in patch {
+            match value {
+                serde_json::Value::String(v) => {
+                    record.metadata.insert(key, v);
+                }
+                _ => {
+                    record.metadata.remove(&key);
+                }
+            }
+        }
+        self.save(&record)?;
+        Ok(record)
+    }
+
+    /// Kills sandboxes whose expiry has passed; runs for the life of the server.
+    pub async fn expire_loop(self: Arc<Self>) {
+        let mut tick = tokio::time::interval(Duration::from_millis(250));
+        loop {
+            tick.tick().await;
+            for id in self.registry.due(Utc::now()) {
+                if let Err(err) = self.expire(&id).await {
+                    tracing::error!(sandbox = id, error = %err, "expiring a sandbox");
+                }
+            }
+        }
+    }
+
+    async fn expire(&self, id: &str) -> ApiResult<()> {
+        let lock = self.registry.lock_for(id);
+        let _guard = lock.lock().await;
+        let Some(mut record) = self.store.get_sandbox(id)? else {
+            self.registry.set_expiry(id, None);
+            return Ok(());
+        };
+        // Renewed meanwhile: the registry already holds the new time.
+        if record.expires_at.is_some_and(|at| at > Utc::now()) {
+            return Ok(());
+        }
+        tracing::info!(sandbox = id, "sandbox expired");
+        self.terminate(&mut record, SandboxState::Terminated, "TTL_EXPIRED", "the sandbox's timeout expired");
+        self.save(&record)
+    }
+
+    /// Re-attaches to sandboxes that outlived a restart; records the others as failed.
+    pub async fn recover(self: &Arc<Self>) -> anyhow::Result<()> {
+        for mut record in self.store.all_sandboxes()? {
+            if record.deleted || record.status.state.is_terminal() {
+                continue;
+            }
+            let alive = record.pid.is_some_and(|pid| runtime::is_alive(pid, record.pid_start));
+            let socket = self.runtime.paths(&record.id).socket;
+            let answers = alive
+                && (record.status.state == SandboxState::Paused
+                    || agent_client::ping(&socket).await);
+            match (alive, answers, record.pid) {
+                (true, true, Some(pid)) => {
+                    tracing::info!(sandbox = record.id, pid, "adopted a running sandbox");
+                    if record.status.state == SandboxState::Pending {
+                        record.transition(SandboxState::Running, "RUNNING", None);
+                        self.store.put_sandbox(&record)?;
+                    }
+                    self.registry.set_expiry(&record.id, record.expires_at);
+                    self.watch_adopted(record.id.clone(), pid, record.pid_start);
+                }
+                _ => {
+                    if let Some(pid) = record.pid.take() {
+                        if alive {
+                            runtime::kill_tree(pid);
+                        }
+                    }
+                    record.transition(
+                        SandboxState::Failed,
+                        "SERVER_RESTARTED",
+                        Some("sandbox processes did not survive the server restart".into()),
+                    );
+                    self.store.put_sandbox(&record)?;
+                    tracing::warn!(sandbox = record.id, "sandbox lost across a restart");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn snapshot_dir(&self, snapshot_id: &str) -> std::path::PathBuf {
+        self.data_dir.join("snapshots").join(snapshot_id)
+    }
+}
+
+/// 409 for a proxied request to a sandbox that cannot take it.
+pub fn not_serving(record: &SandboxRecord) -> Option<ApiError> {
+    match record.status.state {
+        SandboxState::Running | SandboxState::Pending => None,
+        SandboxState::Paused => Some(ApiError::new(
+            StatusCode::CONFLICT,
+            "SANDBOX::PAUSED",
+            format!("sandbox {} is paused; resume it first", record.id),
+        )),
+        state => Some(ApiError::new(
+            StatusCode::CONFLICT,
+            "SANDBOX::NOT_RUNNING",
+            format!("sandbox {} is {}", record.id, state.as_str()),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_compare() {
+        let s = new_secret();
+        assert_eq!(s.len(), 64);
+        assert!(secrets_match(s.as_bytes(), s.as_bytes()));
+        assert!(!secrets_match(b"abc", b"abd"));
+        assert!(!secrets_match(b"abc", b"abcd"));
+        assert_ne!(new_secret(), s);
+    }
+
+    #[test]
+    fn reserved_metadata_prefix_is_rejected() {
+        assert!(check_metadata_key("team").is_ok());
+        assert!(check_metadata_key("opensandbox.io/x").is_err());
+        assert!(check_metadata_key("").is_err());
+    }
+}

@@ -1,0 +1,485 @@
+//! Isolation: how a sandbox's process tree is started, found, frozen and killed.
+//!
+//! With bubblewrap each sandbox gets new user, mount, PID, IPC, UTS, cgroup and
+//! network namespaces. The host's system directories are mounted read-only, the
+//! sandbox's own home, `/tmp` and `/workspace` come from
+//! `DATA_DIR/sandboxes/{id}/fs/{root,tmp,workspace}`, and nothing else of the host (its
+//! home directories, DATA_DIR, other sandboxes) is visible. The network namespace has
+//! only `lo`: egress rules are stored and served by the egress API, but all egress is
+//! denied in this reference server.
+//!
+//! Sandboxes are started in their own session and without `--die-with-parent`, so they
+//! survive a restart of the server, which adopts them again (see `manager`).
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use anyhow::{bail, Context, Result};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use serde::Deserialize;
+
+use super::config::{IsolationMode, ServeArgs};
+use super::models::SandboxRecord;
+
+/// Where the sandbox's run directory (socket, status file) appears inside bwrap.
+const RUN_DIR_INSIDE: &str = "/.opensandbox/run";
+const EXE_INSIDE: &str = "/.opensandbox/opensandbox-server";
+const HOME_INSIDE: &str = "/root";
+const WORKSPACE_INSIDE: &str = "/workspace";
+const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// The writable directories of a sandbox, by their name under `fs/` and inside.
+pub const WRITABLE_DIRS: [(&str, &str); 3] = [
+    ("root", HOME_INSIDE),
+    ("tmp", "/tmp"),
+    ("workspace", WORKSPACE_INSIDE),
+];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Isolation {
+    Bwrap(PathBuf),
+    None,
+}
+
+impl Isolation {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Bwrap(_) => "bwrap",
+            Self::None => "none",
+        }
+    }
+}
+
+/// Host paths of one sandbox.
+#[derive(Debug, Clone)]
+pub struct SandboxPaths {
+    pub base: PathBuf,
+    /// Parent of the writable dirs; the agent's root under `--isolation none`.
+    pub fs: PathBuf,
+    /// Socket and status file; bound into the sandbox.
+    pub run: PathBuf,
+    pub socket: PathBuf,
+    pub status_file: PathBuf,
+    /// Output of the sandbox's processes (agent and entrypoint); host-only.
+    pub log: PathBuf,
+}
+
+impl SandboxPaths {
+    pub fn writable_dir(&self, name: &str) -> PathBuf {
+        self.fs.join(name)
+    }
+}
+
+/// What the agent writes when the entrypoint has exited.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ExitStatus {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+pub struct Runtime {
+    pub isolation: Isolation,
+    exe: PathBuf,
+    data_dir: PathBuf,
+}
+
+impl Runtime {
+    /// Picks the isolation from the flags, checking that bubblewrap really works here.
+    pub fn from_args(args: &ServeArgs, data_dir: &Path) -> Result<Self> {
+        let exe = std::env::current_exe().context("locating the server's own executable")?;
+        let isolation = match args.isolation {
+            IsolationMode::None => Isolation::None,
+            IsolationMode::Auto | IsolationMode::Bwrap => {
+                check_bwrap(&args.bwrap).with_context(|| {
+                    format!(
+                        "bubblewrap ({}) cannot create sandboxes on this machine; install it \
+                         (apt-get install bubblewrap), point --bwrap at it, or pass \
+                         --isolation none to run sandboxes WITHOUT isolation",
+                        args.bwrap.display()
+                    )
+                })?;
+                Isolation::Bwrap(args.bwrap.clone())
+            }
+        };
+        Ok(Self {
+            isolation,
+            exe,
+            data_dir: data_dir.to_path_buf(),
+        })
+    }
+
+    pub fn paths(&self, id: &str) -> SandboxPaths {
+        let base = self.data_dir.join("sandboxes").join(id);
+        let run = base.join("run");
+        SandboxPaths {
+            fs: base.join("fs"),
+            socket: run.join("execd.sock"),
+            status_file: run.join("status.json"),
+            log: base.join("sandbox.log"),
+            run,
+            base,
+        }
+    }
+
+    /// Creates the sandbox's directories (writable dirs may already hold a restored
+    /// snapshot).
+    pub fn prepare(&self, paths: &SandboxPaths) -> Result<()> {
+        for (name, _) in WRITABLE_DIRS {
+            let dir = paths.writable_dir(name);
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("creating {}", dir.display()))?;
+        }
+        std::fs::create_dir_all(&paths.run)
+            .with_context(|| format!("creating {}", paths.run.display()))?;
+        // A Unix socket path longer than sun_path cannot be bound: say so now rather
+        // than as an opaque agent failure.
+        if paths.socket.as_os_str().len() >= 108 {
+            bail!(
+                "socket path {} is too long for a Unix socket; use a shorter --data-dir",
+                paths.socket.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// Starts the sandbox's process tree: the agent, which starts the entrypoint.
+    pub fn spawn(&self, record: &SandboxRecord) -> Result<tokio::process::Child> {
+        let paths = self.paths(&record.id);
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&paths.log)
+            .with_context(|| format!("opening {}", paths.log.display()))?;
+        let log_err = log
+            .try_clone()
+            .with_context(|| format!("duplicating {}", paths.log.display()))?;
+        let mut cmd = match &self.isolation {
+            Isolation::Bwrap(bwrap) => self.bwrap_command(bwrap, record, &paths)?,
+            Isolation::None => self.host_command(record, &paths)?,
+        };
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::from(log))
+            .stderr(Stdio::from(log_err))
+            .kill_on_drop(false);
+        // Its own session: the terminal's signals (Ctrl-C on the server) don't reach
+        // the sandbox, and it outlives a server restart.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::unistd::setsid().map_err(std::io::Error::from)?;
+                Ok(())
+            });
+        }
+        cmd.spawn()
+            .with_context(|| format!("starting sandbox {}", record.id))
+    }
+
+    fn bwrap_command(
+        &self,
+        bwrap: &Path,
+        record: &SandboxRecord,
+        paths: &SandboxPaths,
+    ) -> Result<tokio::process::Command> {
+        let mut cmd = tokio::process::Command::new(bwrap);
+        cmd.args(namespace_args());
+        cmd.args(system_dir_args()?);
+        cmd.args(["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm"]);
+        for (name, inside) in WRITABLE_DIRS {
+            cmd.arg("--bind").arg(paths.writable_dir(name)).arg(inside);
+        }
+        cmd.arg("--ro-bind").arg(&self.exe).arg(EXE_INSIDE);
+        cmd.arg("--bind").arg(&paths.run).arg(RUN_DIR_INSIDE);
+        for volume in &record.volumes {
+            let Some(host) = &volume.host else { continue };
+            let source = volume_source(&host.path, volume.sub_path.as_deref())?;
+            let flag = if volume.read_only { "--ro-bind" } else { "--bind" };
+            cmd.arg(flag).arg(source).arg(&volume.mount_path);
+        }
+        let short_id: String = record.id.chars().take(8).collect();
+        cmd.args(["--hostname", &format!("sandbox-{short_id}")]);
+        cmd.args(["--chdir", WORKSPACE_INSIDE, "--clearenv"]);
+        for (k, v) in sandbox_env(record, HOME_INSIDE) {
+            cmd.arg("--setenv").arg(k).arg(v);
+        }
+        cmd.arg("--").arg(EXE_INSIDE).args([
+            "agent",
+            "--socket",
+            &format!("{RUN_DIR_INSIDE}/execd.sock"),
+            "--root",
+            "/",
+            "--workdir",
+            WORKSPACE_INSIDE,
+            "--status-file",
+            &format!("{RUN_DIR_INSIDE}/status.json"),
+            "--",
+        ]);
+        cmd.args(&record.entrypoint);
+        Ok(cmd)
+    }
+
+    fn host_command(
+        &self,
+        record: &SandboxRecord,
+        paths: &SandboxPaths,
+    ) -> Result<tokio::process::Command> {
+        for volume in &record.volumes {
+            let Some(host) = &volume.host else { continue };
+            let source = volume_source(&host.path, volume.sub_path.as_deref())?;
+            let link = paths.fs.join(volume.mount_path.trim_start_matches('/'));
+            if let Some(parent) = link.parent() {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("creating {}", parent.display()))?;
+            }
+            if !link.exists() {
+                std::os::unix::fs::symlink(&source, &link)
+                    .with_context(|| format!("linking {} to {}", link.display(), source.display()))?;
+            }
+        }
+        let home = paths.writable_dir("root");
+        let workspace = paths.writable_dir("workspace");
+        let mut cmd = tokio::process::Command::new(&self.exe);
+        cmd.env_clear()
+            .envs(sandbox_env(record, &home.to_string_lossy()))
+            .current_dir(&workspace)
+            .arg("agent")
+            .arg("--socket")
+            .arg(&paths.socket)
+            .arg("--root")
+            .arg(&paths.fs)
+            .arg("--workdir")
+            .arg(WORKSPACE_INSIDE)
+            .arg("--status-file")
+            .arg(&paths.status_file)
+            .arg("--")
+            .args(&record.entrypoint);
+        Ok(cmd)
+    }
+}
+
+fn namespace_args() -> [&'static str; 11] {
+    [
+        "--unshare-user",
+        "--unshare-ipc",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        // Keep uid/gid 0 inside, so files the sandbox writes into its bound
+        // directories belong to the same user the server runs as.
+        "--uid",
+        "0",
+        "--gid",
+        "0",
+        "--new-session",
+    ]
+}
+
+/// Read-only mounts of the host's system directories, keeping merged-/usr symlinks.
+fn system_dir_args() -> Result<Vec<String>> {
+    let mut args = Vec::new();
+    for dir in ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"] {
+        let meta = match std::fs::symlink_metadata(dir) {
+            Ok(meta) => meta,
+            Err(_) => continue,
+        };
+        if meta.file_type().is_symlink() {
+            let target =
+                std::fs::read_link(dir).with_context(|| format!("reading the link {dir}"))?;
+            args.extend([
+                "--symlink".to_string(),
+                target.to_string_lossy().into_owned(),
+                dir.to_string(),
+            ]);
+        } else if meta.is_dir() {
+            args.extend(["--ro-bind".to_string(), dir.to_string(), dir.to_string()]);
+        }
+    }
+    Ok(args)
+}
+
+fn volume_source(path: &str, sub_path: Option<&str>) -> Result<PathBuf> {
+    let mut source = PathBuf::from(path);
+    if let Some(sub) = sub_path.filter(|s| !s.is_empty()) {
+        source.push(sub.trim_start_matches('/'));
+    }
+    if !source.exists() {
+        bail!("host volume path {} does not exist", source.display());
+    }
+    Ok(source)
+}
+
+fn sandbox_env(record: &SandboxRecord, home: &str) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = vec![
+        ("PATH".into(), DEFAULT_PATH.into()),
+        ("HOME".into(), home.into()),
+        ("LANG".into(), "C.UTF-8".into()),
+        ("TERM".into(), "xterm".into()),
+        ("OPENSANDBOX_ID".into(), record.id.clone()),
+    ];
+    if let Ok(level) = std::env::var("RUST_LOG") {
+        env.push(("RUST_LOG".into(), level));
+    }
+    // The request's variables win over the defaults.
+    env.retain(|(k, _)| !record.env.contains_key(k));
+    env.extend(record.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    env
+}
+
+/// Runs a throw-away sandbox to prove bubblewrap can create every namespace we use.
+fn check_bwrap(bwrap: &Path) -> Result<()> {
+    let output = std::process::Command::new(bwrap)
+        .args(namespace_args())
+        .args(system_dir_args()?)
+        .args(["--proc", "/proc", "--dev", "/dev", "--", "true"])
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("running {}", bwrap.display()))?;
+    if !output.status.success() {
+        bail!(
+            "{} exited with {}: {}",
+            bwrap.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+/// Start time of a process (clock ticks since boot), `None` if it does not exist.
+pub fn process_start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields = stat_fields(&stat)?;
+    // Fields after the command name start at field 3 (state); starttime is field 22.
+    fields.get(22 - 3)?.parse().ok()
+}
+
+/// True if `pid` still runs and is the process that was started at `start`.
+pub fn is_alive(pid: i32, start: Option<u64>) -> bool {
+    let Some(now) = process_start_time(pid) else {
+        return false;
+    };
+    if start.is_some_and(|s| s != now) {
+        return false;
+    }
+    // A zombie has exited already.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| stat_fields(&s).and_then(|f| f.first().map(|st| *st != "Z")))
+        .unwrap_or(false)
+}
+
+/// The fields of /proc/pid/stat after `pid (comm)`; comm may hold spaces and parens.
+fn stat_fields(stat: &str) -> Option<Vec<&str>> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    Some(rest.split_whitespace().collect())
+}
+
+/// `root` and all its descendants, parents before children.
+pub fn process_tree(root: i32) -> Vec<i32> {
+    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for entry in entries.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            if let Some(ppid) = stat_fields(&stat).and_then(|f| f.get(1).and_then(|p| p.parse().ok()))
+            {
+                children.entry(ppid).or_default().push(pid);
+            }
+        }
+    }
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        if let Some(kids) = children.get(&tree[i]) {
+            tree.extend(kids);
+        }
+        i += 1;
+    }
+    tree
+}
+
+fn signal_tree(root: i32, signal: Signal) {
+    // Repeat until no new process appears: a process may fork between the walk and the
+    // signal.
+    let mut signalled = HashSet::new();
+    for _ in 0..20 {
+        let fresh: Vec<i32> = process_tree(root)
+            .into_iter()
+            .filter(|p| !signalled.contains(p))
+            .collect();
+        if fresh.is_empty() {
+            break;
+        }
+        for pid in fresh {
+            let _ = kill(Pid::from_raw(pid), signal);
+            signalled.insert(pid);
+        }
+    }
+}
+
+/// Kills the whole process tree of a sandbox.
+pub fn kill_tree(root: i32) {
+    signal_tree(root, Signal::SIGKILL);
+}
+
+/// Stops every process of the sandbox (pause).
+pub fn freeze_tree(root: i32) {
+    signal_tree(root, Signal::SIGSTOP);
+}
+
+/// Continues every process of the sandbox (resume).
+pub fn thaw_tree(root: i32) {
+    signal_tree(root, Signal::SIGCONT);
+}
+
+/// The entrypoint's exit as recorded by the agent, if it wrote one.
+pub fn read_exit_status(path: &Path) -> Option<ExitStatus> {
+    let raw = std::fs::read(path).ok()?;
+    serde_json::from_slice(&raw).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_process_is_alive_and_has_a_tree() {
+        let me = std::process::id() as i32;
+        let start = process_start_time(me);
+        assert!(start.is_some());
+        assert!(is_alive(me, start));
+        assert!(!is_alive(me, start.map(|s| s + 1)));
+        assert_eq!(process_tree(me).first(), Some(&me));
+    }
+
+    #[test]
+    fn stat_fields_survive_odd_command_names() {
+        let fields = stat_fields("42 (a ) b) S 7 42 42").unwrap_or_default();
+        assert_eq!(fields, vec!["S", "7", "42", "42"]);
+    }
+
+    #[test]
+    fn request_env_overrides_defaults() {
+        let mut record: SandboxRecord = serde_json::from_value(serde_json::json!({
+            "id": "x", "image": null, "snapshot_id": null, "entrypoint": ["true"],
+            "env": {"PATH": "/custom", "A": "1"}, "metadata": {}, "extensions": {},
+            "resource_limits": {}, "platform": null, "network_policy": null, "volumes": [],
+            "status": {"state": "Pending"}, "created_at": "2026-01-01T00:00:00Z",
+            "expires_at": null, "execd_token": "t", "egress_token": "e", "pid": null,
+            "pid_start": null, "isolation": "none"
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        record.env.insert("HOME".into(), "/h".into());
+        let env: HashMap<_, _> = sandbox_env(&record, "/root").into_iter().collect();
+        assert_eq!(env["PATH"], "/custom");
+        assert_eq!(env["HOME"], "/h");
+        assert_eq!(env["A"], "1");
+        assert_eq!(env["LANG"], "C.UTF-8");
+    }
+}

@@ -1,0 +1,249 @@
+//! Durable state: sandbox and snapshot records in SQLite, so they survive a restart.
+//!
+//! Each record is stored whole as JSON next to the few columns that queries need. The
+//! connection sits behind a mutex; every statement is a single-row write or a short
+//! scan, far below a millisecond, so callers use it directly from async code.
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use anyhow::{Context, Result};
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::models::{rfc3339, SandboxRecord, Snapshot};
+
+pub struct Store {
+    conn: Mutex<Connection>,
+}
+
+impl Store {
+    pub fn open(path: &Path) -> Result<Self> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating the directory of {}", path.display()))?;
+        }
+        let conn = Connection::open(path)
+            .with_context(|| format!("opening the database {}", path.display()))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode=WAL;
+             PRAGMA synchronous=NORMAL;
+             PRAGMA busy_timeout=5000;
+             CREATE TABLE IF NOT EXISTS sandboxes (
+                 id TEXT PRIMARY KEY,
+                 state TEXT NOT NULL,
+                 deleted INTEGER NOT NULL DEFAULT 0,
+                 created_at TEXT NOT NULL,
+                 record TEXT NOT NULL
+             );
+             CREATE TABLE IF NOT EXISTS snapshots (
+                 id TEXT PRIMARY KEY,
+                 sandbox_id TEXT NOT NULL,
+                 state TEXT NOT NULL,
+                 created_at TEXT NOT NULL,
+                 record TEXT NOT NULL
+             );",
+        )
+        .with_context(|| format!("initialising the database {}", path.display()))?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave a half-written row (SQLite
+        // statements are atomic), so a poisoned lock is still safe to use.
+        self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn put_sandbox(&self, record: &SandboxRecord) -> Result<()> {
+        let json = serde_json::to_string(record).context("encoding a sandbox record")?;
+        self.conn()
+            .execute(
+                "INSERT INTO sandboxes (id, state, deleted, created_at, record)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT(id) DO UPDATE SET state = ?2, deleted = ?3, record = ?5",
+                params![
+                    record.id,
+                    record.status.state.as_str(),
+                    record.deleted,
+                    rfc3339(&record.created_at),
+                    json
+                ],
+            )
+            .with_context(|| format!("storing sandbox {}", record.id))?;
+        Ok(())
+    }
+
+    pub fn get_sandbox(&self, id: &str) -> Result<Option<SandboxRecord>> {
+        let json: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT record FROM sandboxes WHERE id = ?1",
+                params![id],
+                |row| row.get(0),
+            )
+            .optional()
+            .with_context(|| format!("reading sandbox {id}"))?;
+        json.map(|json| {
+            serde_json::from_str(&json).with_context(|| format!("decoding sandbox record {id}"))
+        })
+        .transpose()
+    }
+
+    /// Every sandbox, oldest first, including deleted ones.
+    pub fn all_sandboxes(&self) -> Result<Vec<SandboxRecord>> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT id, record FROM sandboxes ORDER BY created_at, id")
+            .context("listing sandboxes")?;
+        let rows = stmt
+            .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))
+            .context("listing sandboxes")?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, json) = row.context("reading a sandbox row")?;
+            out.push(
+                serde_json::from_str(&json)
+                    .with_context(|| format!("decoding sandbox record {id}"))?,
+            );
+        }
+        Ok(out)
+    }
+
+    pub fn put_snapshot(&self, snapshot: &Snapshot) -> Result<()> {
+        let json = serde_json::to_string(snapshot).context("encoding a snapshot record")?;
+        self.conn()
+            .execute(
+                "INSERT INTO snapshots (id, sandbox_id, state, created_at, record)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT(id) DO UPDATE SET state = ?3, record = ?5",
+                params![
+                    snapshot.id,
+                    snapshot.sandbox_id,
+                    snapshot.status.state.as_str(),
+                    rfc3339(&snapshot.created_at),
+                    json
+                ],
+            )
+            .with_context(|| format!("storing snapshot {}", snapshot.id))?;
+        Ok(())
+    }
+
+    pub fn get_snapshot(&self, id: &str) -> Result<Option<Snapshot>> {
+        let json: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT record FROM snapshots WHERE id = ?1",
+                params![id],
+                |row| row.get(0),
+            )
+            .optional()
+            .with_context(|| format!("reading snapshot {id}"))?;
+        json.map(|json| {
+            serde_json::from_str(&json).with_context(|| format!("decoding snapshot record {id}"))
+        })
+        .transpose()
+    }
+
+    pub fn all_snapshots(&self) -> Result<Vec<Snapshot>> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT id, record FROM snapshots ORDER BY created_at, id")
+            .context("listing snapshots")?;
+        let rows = stmt
+            .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))
+            .context("listing snapshots")?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, json) = row.context("reading a snapshot row")?;
+            out.push(
+                serde_json::from_str(&json)
+                    .with_context(|| format!("decoding snapshot record {id}"))?,
+            );
+        }
+        Ok(out)
+    }
+
+    pub fn delete_snapshot(&self, id: &str) -> Result<()> {
+        self.conn()
+            .execute("DELETE FROM snapshots WHERE id = ?1", params![id])
+            .with_context(|| format!("deleting snapshot {id}"))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::control::models::{
+        SandboxState, SandboxStatus, SnapshotState, SnapshotStatus,
+    };
+    use chrono::Utc;
+
+    fn record(id: &str) -> SandboxRecord {
+        SandboxRecord {
+            id: id.to_string(),
+            image: None,
+            snapshot_id: None,
+            entrypoint: vec!["true".into()],
+            env: Default::default(),
+            metadata: [("team".to_string(), "a".to_string())].into(),
+            extensions: Default::default(),
+            resource_limits: Default::default(),
+            platform: None,
+            network_policy: None,
+            volumes: vec![],
+            status: SandboxStatus {
+                state: SandboxState::Pending,
+                reason: None,
+                message: None,
+                last_transition_at: None,
+            },
+            created_at: Utc::now(),
+            expires_at: None,
+            execd_token: "t".into(),
+            egress_token: "e".into(),
+            pid: None,
+            pid_start: None,
+            isolation: "none".into(),
+            deleted: false,
+            events: vec![],
+        }
+    }
+
+    #[test]
+    fn records_survive_reopening() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("db/test.db");
+        {
+            let store = Store::open(&path)?;
+            let mut rec = record("a");
+            store.put_sandbox(&rec)?;
+            rec.transition(SandboxState::Running, "RUNNING", None);
+            store.put_sandbox(&rec)?;
+            store.put_sandbox(&record("b"))?;
+            store.put_snapshot(&Snapshot {
+                id: "s".into(),
+                sandbox_id: "a".into(),
+                name: None,
+                status: SnapshotStatus {
+                    state: SnapshotState::Ready,
+                    reason: None,
+                    message: None,
+                    last_transition_at: None,
+                },
+                created_at: Utc::now(),
+            })?;
+        }
+        let store = Store::open(&path)?;
+        let a = store.get_sandbox("a")?.context("a missing")?;
+        assert_eq!(a.status.state, SandboxState::Running);
+        assert_eq!(a.metadata.get("team").map(String::as_str), Some("a"));
+        assert_eq!(store.all_sandboxes()?.len(), 2);
+        assert!(store.get_sandbox("zzz")?.is_none());
+        assert_eq!(store.all_snapshots()?.len(), 1);
+        store.delete_snapshot("s")?;
+        assert!(store.get_snapshot("s")?.is_none());
+        Ok(())
+    }
+}
