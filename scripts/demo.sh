@@ -13,6 +13,7 @@ LOG="$ROOT/.work/demo-server.log"
 rm -rf "$DATA"; mkdir -p "$DATA"
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+show_stream() { while IFS= read -r line; do if [ -n "$line" ]; then echo "  $line"; fi; done; }
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1], {'d': d}))" "$1"; }
 
 start_server() {
@@ -58,7 +59,7 @@ say "Run a command; events stream back as they happen"
 echo "\$ curl -N -X POST $EXECD/command -d '{\"command\":\"...\"}'"
 curl -fsS -N -X POST "$EXECD/command" "${H[@]}" -H 'Content-Type: application/json' \
     -d '{"command":"echo hello from $(hostname); for i in 1 2 3; do echo tick $i; sleep 0.3; done; echo oops >&2; exit 3"}' \
-    | while IFS= read -r line; do [ -n "$line" ] && echo "  $line"; done
+    | show_stream
 
 say "Upload a file (multipart: a metadata part and a file part)"
 TMP=$(mktemp -d)
@@ -79,11 +80,11 @@ echo "  context: $CTX"
 CTX_ID=$(echo "$CTX" | json 'd["id"]')
 curl -fsS -N -X POST "$EXECD/code" "${H[@]}" -H 'Content-Type: application/json' \
     -d "{\"code\":\"x = 21\\nprint('computing...')\",\"context\":{\"id\":\"$CTX_ID\"}}" \
-    | while IFS= read -r line; do [ -n "$line" ] && echo "  $line"; done
+    | show_stream
 echo "  -- a second cell sees x --"
 curl -fsS -N -X POST "$EXECD/code" "${H[@]}" -H 'Content-Type: application/json' \
     -d "{\"code\":\"x * 2\",\"context\":{\"id\":\"$CTX_ID\"}}" \
-    | while IFS= read -r line; do [ -n "$line" ] && echo "  $line"; done
+    | show_stream
 
 say "Delete the sandbox"
 curl -fsS -o /dev/null -w '  DELETE -> HTTP %{http_code}\n' -X DELETE "$BASE/v1/sandboxes/$ID" -H "OPEN-SANDBOX-API-KEY: $KEY"
