@@ -284,8 +284,12 @@ impl ConnectionConfig {
             .user_agent(self.user_agent.clone())
             .build()
             .map_err(|e| {
-                Error::new(ErrorKind::Internal, "connection_config", "cannot build HTTP client")
-                    .with_source(e)
+                Error::new(
+                    ErrorKind::Internal,
+                    "connection_config",
+                    "cannot build HTTP client",
+                )
+                .with_source(e)
             })?;
         Ok(self.pool.get_or_init(|| client).clone())
     }

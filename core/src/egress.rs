@@ -42,7 +42,9 @@ impl EgressClient {
 
     /// `GET /policy`: the current policy and enforcement mode.
     pub async fn get_policy(&self) -> Result<PolicyStatus> {
-        self.http.json(self.req("egress.get_policy", Method::GET)).await
+        self.http
+            .json(self.req("egress.get_policy", Method::GET))
+            .await
     }
 
     /// The current policy alone (the Python SDK's `get_egress_policy`).
@@ -65,7 +67,10 @@ impl EgressClient {
     pub async fn delete_rules(&self, targets: &[&str]) -> Result<PolicyStatus> {
         const OP: &str = "egress.delete_rules";
         if targets.is_empty() {
-            return Err(Error::invalid_argument(OP, "at least one target is required"));
+            return Err(Error::invalid_argument(
+                OP,
+                "at least one target is required",
+            ));
         }
         let req = self.req(OP, Method::DELETE).json(targets)?;
         self.http.json(req).await

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::config::{ConnectionConfig, API_KEY_HEADER, REQUEST_ID_HEADER};
 use crate::error::{from_response_body, Error, ErrorKind, Result};
-use crate::retry::parse_retry_after;
+use crate::retry::{parse_retry_after, RetryPolicy};
 
 /// Largest error body read into memory; the rest is not needed to explain a failure.
 const MAX_ERROR_BODY: usize = 256 * 1024;
@@ -94,8 +94,12 @@ impl Req {
 
     pub fn json<T: Serialize + ?Sized>(mut self, body: &T) -> Result<Self> {
         let bytes = serde_json::to_vec(body).map_err(|e| {
-            Error::new(ErrorKind::InvalidArgument, self.op, "cannot encode request body")
-                .with_source(e)
+            Error::new(
+                ErrorKind::InvalidArgument,
+                self.op,
+                "cannot encode request body",
+            )
+            .with_source(e)
         })?;
         self.body = ReqBody::Json(Bytes::from(bytes));
         Ok(self)
@@ -127,6 +131,31 @@ impl Req {
             self.method,
             Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS
         )
+    }
+}
+
+/// Why an attempt failed, as far as the retry rules care.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// The connection could not be established: the request provably never left.
+    Connect,
+    /// The request timed out: it may be running on the server.
+    Timeout,
+    /// The connection broke after the request may have been sent.
+    Transport,
+    /// The server answered with this error status.
+    Status(u16),
+}
+
+/// The retry rule of the protocol: a connect failure may be replayed for any method
+/// (nothing was sent); anything else only for idempotent methods, and for statuses
+/// only those the policy lists. Timeouts are never replayed: the caller's time is up.
+pub(crate) fn should_retry(policy: &RetryPolicy, idempotent: bool, failure: Failure) -> bool {
+    match failure {
+        Failure::Connect => true,
+        Failure::Timeout => false,
+        Failure::Transport => idempotent,
+        Failure::Status(s) => idempotent && policy.is_retryable_status(s),
     }
 }
 
@@ -177,10 +206,8 @@ impl Http {
                 Ok(resp) if resp.status().is_success() => return Ok(resp),
                 Ok(resp) => {
                     let status = resp.status();
-                    if can_retry
-                        && req.idempotent()
-                        && policy.is_retryable_status(status.as_u16())
-                    {
+                    let failure = Failure::Status(status.as_u16());
+                    if can_retry && should_retry(&policy, req.idempotent(), failure) {
                         let retry_after = resp
                             .headers()
                             .get(reqwest::header::RETRY_AFTER)
@@ -195,11 +222,14 @@ impl Http {
                     return Err(error_from_response(req.op, resp, &request_id).await);
                 }
                 Err(e) => {
-                    // A connect error proves the request never left the client, so even
-                    // a POST may be replayed; any other failure may have reached the
-                    // server and is replayed only for idempotent methods.
-                    let retryable = !e.is_timeout() && (e.is_connect() || req.idempotent());
-                    if can_retry && retryable {
+                    let failure = if e.is_connect() {
+                        Failure::Connect
+                    } else if e.is_timeout() {
+                        Failure::Timeout
+                    } else {
+                        Failure::Transport
+                    };
+                    if can_retry && should_retry(&policy, req.idempotent(), failure) {
                         attempt += 1;
                         let wait = policy.backoff(attempt, None);
                         tracing::debug!(op = req.op, error = %e, attempt, ?wait, "retrying");
@@ -375,4 +405,27 @@ pub(crate) fn body_stream(op: &'static str, resp: Response) -> crate::stream::By
         resp.bytes_stream()
             .map(move |r| r.map_err(|e| map_reqwest(op, e).with_request_id(rid.clone()))),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_rules() {
+        let p = RetryPolicy::default();
+        // Idempotent requests: connect and transport errors, 429/502/503/504.
+        for s in [429, 502, 503, 504] {
+            assert!(should_retry(&p, true, Failure::Status(s)), "{s}");
+        }
+        for s in [400, 401, 404, 409, 500, 501] {
+            assert!(!should_retry(&p, true, Failure::Status(s)), "{s}");
+        }
+        assert!(should_retry(&p, true, Failure::Transport));
+        // POST: only when the request provably never left the client.
+        assert!(should_retry(&p, false, Failure::Connect));
+        assert!(!should_retry(&p, false, Failure::Transport));
+        assert!(!should_retry(&p, false, Failure::Status(503)));
+        assert!(!should_retry(&p, true, Failure::Timeout));
+    }
 }

@@ -26,12 +26,12 @@ pub mod stream;
 pub use config::{ConnectionConfig, Protocol};
 pub use egress::{EgressClient, DEFAULT_EGRESS_PORT};
 pub use error::{Error, ErrorKind, Result};
-pub use execd::{RunControl, TAIL_CURSOR_HEADER};
 pub use execd::{ExecdClient, MetricsStream, WriteData, WriteEntry, DEFAULT_EXECD_PORT};
+pub use execd::{RunControl, TAIL_CURSOR_HEADER};
 pub use lifecycle::SandboxManager;
 pub use retry::RetryPolicy;
 pub use sandbox::{ConnectOptions, HealthCheck, Sandbox, SandboxCreateOptions};
 pub use stream::{
-    EventStream, Execution, ExecutionBuilder, ExecutionComplete, ExecutionError,
-    ExecutionHandlers, ExecutionKind, ExecutionLogs, ExecutionResult, OutputMessage, ServerEvent,
+    EventStream, Execution, ExecutionBuilder, ExecutionComplete, ExecutionError, ExecutionHandlers,
+    ExecutionKind, ExecutionLogs, ExecutionResult, OutputMessage, ServerEvent,
 };

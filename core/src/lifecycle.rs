@@ -37,7 +37,10 @@ pub(crate) fn seg(s: &str) -> String {
 
 fn require_id(op: &'static str, what: &str, id: &str) -> Result<()> {
     if id.trim().is_empty() {
-        return Err(Error::invalid_argument(op, format!("{what} must not be empty")));
+        return Err(Error::invalid_argument(
+            op,
+            format!("{what} must not be empty"),
+        ));
     }
     Ok(())
 }
@@ -62,7 +65,12 @@ impl SandboxManager {
     }
 
     fn req(&self, op: &'static str, method: Method, path: &str) -> Req {
-        Req::new(op, method, format!("{}{}", self.base, path), Target::Lifecycle)
+        Req::new(
+            op,
+            method,
+            format!("{}{}", self.base, path),
+            Target::Lifecycle,
+        )
     }
 
     fn sandbox_req(&self, op: &'static str, method: Method, id: &str, rest: &str) -> Result<Req> {
@@ -88,14 +96,6 @@ impl SandboxManager {
             }
             _ => {}
         }
-        if let Some(t) = request.timeout {
-            if t < 60 {
-                return Err(Error::invalid_argument(
-                    OP,
-                    format!("timeout must be at least 60 seconds, got {t}"),
-                ));
-            }
-        }
         self.http
             .json(self.req(OP, Method::POST, "/sandboxes").json(request)?)
             .await
@@ -108,11 +108,12 @@ impl SandboxManager {
             req = req.query("state", s);
         }
         if !filter.metadata.is_empty() {
-            // One parameter whose value is itself a query string (protocol §2.4).
+            // One parameter whose value is itself a query string (protocol §2.4); keys
+            // and values are escaped inside it so `&` or `=` in them survive.
             let inner = filter
                 .metadata
                 .iter()
-                .map(|(k, v)| format!("{k}={v}"))
+                .map(|(k, v)| format!("{}={}", seg(k), seg(v)))
                 .collect::<Vec<_>>()
                 .join("&");
             req = req.query("metadata", inner);
@@ -268,7 +269,11 @@ impl SandboxManager {
     pub async fn delete_snapshot(&self, snapshot_id: &str) -> Result<()> {
         const OP: &str = "delete_snapshot";
         require_id(OP, "snapshot id", snapshot_id)?;
-        let req = self.req(OP, Method::DELETE, &format!("/snapshots/{}", seg(snapshot_id)));
+        let req = self.req(
+            OP,
+            Method::DELETE,
+            &format!("/snapshots/{}", seg(snapshot_id)),
+        );
         self.http.empty(req).await
     }
 

@@ -52,7 +52,10 @@ impl RetryPolicy {
         if let Some(ra) = retry_after {
             return ra.min(self.max_backoff);
         }
-        let exp = self.multiplier.max(1.0).powi(attempt.saturating_sub(1) as i32);
+        let exp = self
+            .multiplier
+            .max(1.0)
+            .powi(attempt.saturating_sub(1) as i32);
         let base = self.initial_backoff.as_secs_f64() * exp;
         let capped = base.min(self.max_backoff.as_secs_f64()).max(0.0);
         let wait = if self.jitter && capped > 0.0 {

@@ -82,9 +82,7 @@ mod tests {
             // A hang in the child must fail the test, not hang it: SIGALRM kills it.
             // SAFETY: plain syscall.
             unsafe { libc::alarm(30) };
-            let ok = block_on(async {
-                tokio::task::spawn(async { 7 }).await.unwrap_or(0)
-            }) == 7;
+            let ok = block_on(async { tokio::task::spawn(async { 7 }).await.unwrap_or(0) }) == 7;
             // SAFETY: leave the child without running the parent's atexit handlers.
             unsafe { libc::_exit(if ok { 0 } else { 1 }) };
         }
@@ -92,7 +90,10 @@ mod tests {
         let mut status = 0;
         // SAFETY: waiting for our own child.
         unsafe { libc::waitpid(pid, &mut status, 0) };
-        assert!(libc::WIFEXITED(status), "child did not exit normally (hung or crashed)");
+        assert!(
+            libc::WIFEXITED(status),
+            "child did not exit normally (hung or crashed)"
+        );
         assert_eq!(libc::WEXITSTATUS(status), 0);
     }
 }

@@ -129,10 +129,10 @@ impl SandboxCreateOptions {
     /// The wire request these options describe.
     pub fn to_request(&self) -> Result<CreateSandboxRequest> {
         const OP: &str = "create_sandbox";
-        let timeout = match self.timeout {
-            None => None,
-            Some(t) => Some(t.as_secs().max(u64::from(t.subsec_nanos() > 0))),
-        };
+        // Sub-second TTLs round up rather than to zero.
+        let timeout = self
+            .timeout
+            .map(|t| t.as_secs().max(u64::from(t.subsec_nanos() > 0)));
         if self.entrypoint.is_empty() {
             return Err(Error::invalid_argument(OP, "entrypoint must not be empty"));
         }
@@ -266,7 +266,11 @@ impl Sandbox {
     }
 
     /// Connects to an existing sandbox and waits until it is ready.
-    pub async fn connect(config: ConnectionConfig, id: &str, opts: ConnectOptions) -> Result<Sandbox> {
+    pub async fn connect(
+        config: ConnectionConfig,
+        id: &str,
+        opts: ConnectOptions,
+    ) -> Result<Sandbox> {
         let manager = SandboxManager::new(config)?;
         let sandbox = Sandbox::attach(manager, id).await?;
         if !opts.skip_health_check {
@@ -282,7 +286,11 @@ impl Sandbox {
     }
 
     /// Resumes a paused sandbox on the server, then connects to it.
-    pub async fn resume(config: ConnectionConfig, id: &str, opts: ConnectOptions) -> Result<Sandbox> {
+    pub async fn resume(
+        config: ConnectionConfig,
+        id: &str,
+        opts: ConnectOptions,
+    ) -> Result<Sandbox> {
         let manager = SandboxManager::new(config.clone())?;
         manager.resume_sandbox(id).await?;
         Sandbox::connect(config, id, opts).await

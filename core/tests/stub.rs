@@ -35,13 +35,21 @@ async fn create_resolves_endpoint_forwards_headers_and_runs() {
     // The stub's execd rejects calls without the endpoint's token header, so a
     // successful run proves every endpoint header is forwarded.
     assert_eq!(
-        sbx.execd_endpoint().headers.get("x-proxy-flag").map(String::as_str),
+        sbx.execd_endpoint()
+            .headers
+            .get("x-proxy-flag")
+            .map(String::as_str),
         Some("false"),
         "use_server_proxy is always sent explicitly"
     );
     let ex = sbx
         .execd()
-        .run_command("echo hello;!warn;world", &RunCommandOptions::default(), RunControl::default(), &mut ())
+        .run_command(
+            "echo hello;!warn;world",
+            &RunCommandOptions::default(),
+            RunControl::default(),
+            &mut (),
+        )
         .await
         .expect("run");
     let out: Vec<&str> = ex.logs.stdout.iter().map(|m| m.text.as_str()).collect();
@@ -80,7 +88,12 @@ async fn handlers_see_events_in_wire_order() {
     }
     let mut h = Order::default();
     sbx.execd()
-        .run_command("echo a;!b;c", &RunCommandOptions::default(), RunControl::default(), &mut h)
+        .run_command(
+            "echo a;!b;c",
+            &RunCommandOptions::default(),
+            RunControl::default(),
+            &mut h,
+        )
         .await
         .expect("run");
     assert_eq!(h.0, ["init cmd-1", "out a", "err b", "out c", "complete 7"]);
@@ -92,7 +105,12 @@ async fn nonzero_exit_code_comes_from_error_value() {
     let sbx = sandbox(&stub).await;
     let ex = sbx
         .execd()
-        .run_command("exit 3", &RunCommandOptions::default(), RunControl::default(), &mut ())
+        .run_command(
+            "exit 3",
+            &RunCommandOptions::default(),
+            RunControl::default(),
+            &mut (),
+        )
         .await
         .expect("run");
     assert_eq!(ex.exit_code, Some(3));
@@ -156,7 +174,12 @@ async fn sse_data_framing_and_unknown_types_are_accepted() {
     let sbx = sandbox(&stub).await;
     let ex = sbx
         .execd()
-        .run_command("sse", &RunCommandOptions::default(), RunControl::default(), &mut ())
+        .run_command(
+            "sse",
+            &RunCommandOptions::default(),
+            RunControl::default(),
+            &mut (),
+        )
         .await
         .expect("run");
     assert_eq!(ex.logs.stdout[0].text, "via sse");
@@ -171,7 +194,12 @@ async fn faults_become_typed_errors() {
         let sbx = sbx.clone();
         async move {
             sbx.execd()
-                .run_command(cmd, &RunCommandOptions::default(), RunControl::default(), &mut ())
+                .run_command(
+                    cmd,
+                    &RunCommandOptions::default(),
+                    RunControl::default(),
+                    &mut (),
+                )
                 .await
         }
     };
@@ -208,13 +236,24 @@ async fn big_stdout_streams_intact() {
     let started = std::time::Instant::now();
     let ex = sbx
         .execd()
-        .run_command("big 100", &RunCommandOptions::default(), RunControl::default(), &mut h)
+        .run_command(
+            "big 100",
+            &RunCommandOptions::default(),
+            RunControl::default(),
+            &mut h,
+        )
         .await
         .expect("run");
     let secs = started.elapsed().as_secs_f64();
     assert_eq!(ex.exit_code, Some(0));
     assert!(h.1 >= 100 * 1024 * 1024);
-    let want = stub.state.big_sha.lock().expect("lock").clone().expect("sha");
+    let want = stub
+        .state
+        .big_sha
+        .lock()
+        .expect("lock")
+        .clone()
+        .expect("sha");
     assert_eq!(common::hex(&h.0.finalize()), want);
     println!("stdout stream: {:.0} MB/s", h.1 as f64 / 1e6 / secs);
 }
@@ -226,7 +265,11 @@ async fn dropping_a_stream_closes_it_and_interrupts_when_asked() {
     // Without interrupt_on_drop: the connection closes, no interrupt is sent.
     let mut s = sbx
         .execd()
-        .run_command_stream("forever", &RunCommandOptions::default(), RunControl::default())
+        .run_command_stream(
+            "forever",
+            &RunCommandOptions::default(),
+            RunControl::default(),
+        )
         .await
         .expect("stream");
     assert!(matches!(s.next().await, Some(Ok(ServerEvent::Init { .. }))));
@@ -249,7 +292,14 @@ async fn dropping_a_stream_closes_it_and_interrupts_when_asked() {
     };
     drop(s);
     let st = stub.state.clone();
-    assert!(common::eventually(|| st.interrupted.lock().map(|v| v.contains(&id)).unwrap_or(false)).await);
+    assert!(
+        common::eventually(|| st
+            .interrupted
+            .lock()
+            .map(|v| v.contains(&id))
+            .unwrap_or(false))
+        .await
+    );
 }
 
 #[tokio::test]
@@ -267,19 +317,27 @@ async fn deadline_interrupts_and_times_out() {
         .expect_err("deadline");
     assert_eq!(e.kind(), ErrorKind::Timeout);
     let st = stub.state.clone();
-    assert!(common::eventually(|| !st.interrupted.lock().map(|v| v.is_empty()).unwrap_or(true)).await);
+    assert!(
+        common::eventually(|| !st.interrupted.lock().map(|v| v.is_empty()).unwrap_or(true)).await
+    );
 }
 
 #[tokio::test]
 async fn long_stream_is_not_cut_by_the_request_timeout() {
     let stub = common::start().await;
-    let cfg = stub.config().with_request_timeout(Duration::from_millis(300));
+    let cfg = stub
+        .config()
+        .with_request_timeout(Duration::from_millis(300));
     let sbx = Sandbox::create(cfg, SandboxCreateOptions::image("x"))
         .await
         .expect("create");
     let mut s = sbx
         .execd()
-        .run_command_stream("forever", &RunCommandOptions::default(), RunControl::default())
+        .run_command_stream(
+            "forever",
+            &RunCommandOptions::default(),
+            RunControl::default(),
+        )
         .await
         .expect("stream");
     // Keep reading well past the request timeout: heartbeats keep arriving and the
@@ -290,27 +348,43 @@ async fn long_stream_is_not_cut_by_the_request_timeout() {
         }
     })
     .await;
-    assert!(read.is_err(), "stream must still be open after 4x the request timeout");
+    assert!(
+        read.is_err(),
+        "stream must still be open after 4x the request timeout"
+    );
 }
 
 #[tokio::test]
 async fn get_is_retried_on_503_and_post_is_not() {
     let stub = common::start().await;
     let mgr = SandboxManager::new(fast_retries(stub.config())).expect("manager");
-    let info = mgr.get_sandbox_info("flaky").await.expect("retried into success");
+    let info = mgr
+        .get_sandbox_info("flaky")
+        .await
+        .expect("retried into success");
     assert_eq!(info.id, "flaky");
     assert_eq!(stub.state.count("get:flaky"), 3);
 
-    let e = mgr.get_sandbox_info("always-503").await.expect_err("gives up");
+    let e = mgr
+        .get_sandbox_info("always-503")
+        .await
+        .expect_err("gives up");
     assert_eq!(e.status(), Some(503));
     assert_eq!(stub.state.count("get:always-503"), 4, "1 try + 3 retries");
 
     let before = stub.state.count("create");
-    let e = Sandbox::create(fast_retries(stub.config()), SandboxCreateOptions::image("fail-503"))
-        .await
-        .expect_err("503");
+    let e = Sandbox::create(
+        fast_retries(stub.config()),
+        SandboxCreateOptions::image("fail-503"),
+    )
+    .await
+    .expect_err("503");
     assert_eq!(e.status(), Some(503));
-    assert_eq!(stub.state.count("create") - before, 1, "POST must not be retried");
+    assert_eq!(
+        stub.state.count("create") - before,
+        1,
+        "POST must not be retried"
+    );
 }
 
 #[tokio::test]
@@ -364,7 +438,10 @@ async fn slow_headers_time_out() {
             .with_retry(RetryPolicy::none()),
     )
     .expect("manager");
-    let e = mgr.get_sandbox_info("slow-headers").await.expect_err("timeout");
+    let e = mgr
+        .get_sandbox_info("slow-headers")
+        .await
+        .expect_err("timeout");
     assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
 }
 
@@ -375,7 +452,9 @@ async fn readiness_polls_and_unready_sandbox_is_cleaned_up() {
         health_check_polling_interval: Duration::from_millis(20),
         ..SandboxCreateOptions::image("slow-ready")
     };
-    Sandbox::create(stub.config(), opts).await.expect("ready after a few pings");
+    Sandbox::create(stub.config(), opts)
+        .await
+        .expect("ready after a few pings");
     assert!(stub.state.count("ping") >= 4);
 
     let opts = SandboxCreateOptions {
@@ -383,12 +462,19 @@ async fn readiness_polls_and_unready_sandbox_is_cleaned_up() {
         health_check_polling_interval: Duration::from_millis(20),
         ..SandboxCreateOptions::image("never-ready")
     };
-    let e = Sandbox::create(stub.config(), opts).await.expect_err("never ready");
+    let e = Sandbox::create(stub.config(), opts)
+        .await
+        .expect_err("never ready");
     assert_eq!(e.kind(), ErrorKind::ReadyTimeout);
     assert!(e.message().contains("use_server_proxy"));
     let st = stub.state.clone();
     assert!(
-        common::eventually(|| st.killed.lock().map(|k| k.contains(&"never-ready".to_owned())).unwrap_or(false)).await,
+        common::eventually(|| st
+            .killed
+            .lock()
+            .map(|k| k.contains(&"never-ready".to_owned()))
+            .unwrap_or(false))
+        .await,
         "a sandbox that never became ready is deleted"
     );
 }
@@ -432,7 +518,10 @@ async fn download_stream_range_and_lines() {
         .await
         .expect("read");
     assert_eq!(all.len(), 100_000);
-    assert_eq!(common::hex(&Sha256::digest(&all)), common::gen_sha(5, 100_000));
+    assert_eq!(
+        common::hex(&Sha256::digest(&all)),
+        common::gen_sha(5, 100_000)
+    );
     let part = sbx
         .execd()
         .read_bytes(
@@ -471,9 +560,18 @@ async fn download_stream_range_and_lines() {
 async fn metrics_watch_yields_samples_and_errors() {
     let stub = common::start().await;
     let sbx = sandbox(&stub).await;
-    let items: Vec<_> = sbx.execd().watch_metrics().await.expect("watch").collect().await;
+    let items: Vec<_> = sbx
+        .execd()
+        .watch_metrics()
+        .await
+        .expect("watch")
+        .collect()
+        .await;
     assert_eq!(items.len(), 3);
     assert!((items[0].as_ref().expect("sample").cpu_used_percentage - 1.5).abs() < 1e-9);
     assert!(items[1].is_err());
-    assert_eq!(items[2].as_ref().expect("sample").memory_used_in_mib as u64, 11);
+    assert_eq!(
+        items[2].as_ref().expect("sample").memory_used_in_mib as u64,
+        11
+    );
 }

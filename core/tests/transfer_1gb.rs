@@ -97,7 +97,11 @@ async fn one_gigabyte_up_and_down_in_constant_memory() {
     let uploaded = stub.state.uploads.lock().expect("lock")["/big.bin"].clone();
     assert_eq!(uploaded, (want.clone(), len), "upload arrived intact");
     assert_eq!(got, len);
-    assert_eq!(common::hex(&sha.finalize()), want, "download arrived intact");
+    assert_eq!(
+        common::hex(&sha.finalize()),
+        want,
+        "download arrived intact"
+    );
     assert!(
         growth < MAX_GROWTH_KB,
         "peak RSS grew by {growth} KiB during the transfer (limit {MAX_GROWTH_KB} KiB)"

@@ -9,6 +9,9 @@
 //! 3. The tables are not trusted: every execd operation is requested against the agent
 //!    router served in-process, every lifecycle/diagnostics/egress operation against the
 //!    real server binary. A `405` or a `ROUTE_NOT_FOUND` body means the route is missing.
+//! 4. Real response bodies (lifecycle, snapshots, endpoints, diagnostics, egress policy,
+//!    execd metrics/files/sessions/command stream/status, errors) conform to the
+//!    schemas, with undeclared properties counted as errors.
 //!
 //! Path parameter names are not part of the wire contract, so `{id}`, `{sandboxId}`
 //! and `{*path}` all compare equal to `{}`.
@@ -107,10 +110,7 @@ fn compare(what: &str, spec: &[Operation], routes: &[(String, String)]) -> Vec<S
         .iter()
         .map(|op| (key(&op.method, &op.path), op))
         .collect();
-    let route_keys: BTreeMap<_, _> = routes
-        .iter()
-        .map(|(m, p)| (key(m, p), (m, p)))
-        .collect();
+    let route_keys: BTreeMap<_, _> = routes.iter().map(|(m, p)| (key(m, p), (m, p))).collect();
     let mut problems = Vec::new();
     for (k, op) in &spec_keys {
         if !route_keys.contains_key(k) {
@@ -606,9 +606,14 @@ async fn every_lifecycle_and_diagnostics_operation_is_routed() {
     let auth = server.auth();
 
     assert!(
-        probe(&client, "GET", &format!("{}/v1/no-such-route", server.base), &auth)
-            .await
-            .is_err_and(|e| e.contains("ROUTE_NOT_FOUND")),
+        probe(
+            &client,
+            "GET",
+            &format!("{}/v1/no-such-route", server.base),
+            &auth
+        )
+        .await
+        .is_err_and(|e| e.contains("ROUTE_NOT_FOUND")),
         "the server must answer unknown routes with ROUTE_NOT_FOUND"
     );
 
@@ -642,13 +647,15 @@ async fn every_egress_operation_is_routed() {
     let server = ServerProcess::start().await;
     let client = http_client();
 
-    // Egress lives behind a real sandbox's proxy route, so create one.
+    // Egress lives behind a real sandbox's proxy route, so create one. Sandboxes
+    // outlive a killed server by design, so its entrypoint is short-lived in case the
+    // test fails before deleting it.
     let created = client
         .post(format!("{}/v1/sandboxes", server.base))
         .header("OPEN-SANDBOX-API-KEY", API_KEY)
         .json(&serde_json::json!({
             "image": {"uri": "contract-probe"},
-            "entrypoint": ["sleep", "600"],
+            "entrypoint": ["sleep", "120"],
             "resourceLimits": {"cpu": "1", "memory": "512Mi"},
         }))
         .send()
@@ -711,5 +718,681 @@ async fn every_egress_operation_is_routed() {
         "egress operations the server does not route:\n  {}\nserver log:\n{}",
         missing.join("\n  "),
         server.log_text()
+    );
+}
+
+// ---------------------------------------------------------------------------------
+// 4. Response shapes
+// ---------------------------------------------------------------------------------
+
+/// Checks `value` against the subset of OpenAPI 3.0 schema keywords the files use
+/// (`$ref`, `type`, `nullable`, `enum`, `required`, `properties`,
+/// `additionalProperties`, `items`, `oneOf`). Stricter than JSON Schema on purpose: a
+/// property the schema does not declare is reported, so the spec has to document
+/// every field the server sends.
+fn schema_problems(
+    root: &Value,
+    schema: &Value,
+    value: &serde_json::Value,
+    at: &str,
+    out: &mut Vec<String>,
+) {
+    let Some(schema) = deref(root, schema) else {
+        out.push(format!("{at}: schema does not resolve"));
+        return;
+    };
+    if value.is_null() {
+        if schema.get("nullable").and_then(Value::as_bool) != Some(true) {
+            out.push(format!("{at}: null is not allowed"));
+        }
+        return;
+    }
+    if let Some(alternatives) = schema.get("oneOf").and_then(Value::as_sequence) {
+        let matches = alternatives.iter().any(|alt| {
+            let mut scratch = Vec::new();
+            schema_problems(root, alt, value, at, &mut scratch);
+            scratch.is_empty()
+        });
+        if !matches {
+            out.push(format!("{at}: matches no `oneOf` alternative: {value}"));
+        }
+        return;
+    }
+    if let Some(ty) = schema.get("type").and_then(Value::as_str) {
+        let ok = match ty {
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            "string" => value.is_string(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            "boolean" => value.is_boolean(),
+            _ => true,
+        };
+        if !ok {
+            out.push(format!("{at}: expected {ty}, got {value}"));
+            return;
+        }
+    }
+    if let (Some(allowed), Some(s)) = (
+        schema.get("enum").and_then(Value::as_sequence),
+        value.as_str(),
+    ) {
+        if !allowed.iter().any(|a| a.as_str() == Some(s)) {
+            out.push(format!("{at}: {s:?} is not one of the enum values"));
+        }
+    }
+    if let Some(object) = value.as_object() {
+        for required in schema
+            .get("required")
+            .and_then(Value::as_sequence)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            if !object.contains_key(required) {
+                out.push(format!("{at}: required property `{required}` missing"));
+            }
+        }
+        let properties = schema.get("properties").and_then(Value::as_mapping);
+        let additional = schema.get("additionalProperties");
+        for (name, child) in object {
+            let child_at = format!("{at}.{name}");
+            if let Some(child_schema) = properties.and_then(|p| p.get(Value::String(name.clone())))
+            {
+                schema_problems(root, child_schema, child, &child_at, out);
+            } else if let Some(extra) = additional.filter(|a| a.is_mapping()) {
+                schema_problems(root, extra, child, &child_at, out);
+            } else if additional.and_then(Value::as_bool) != Some(true) {
+                out.push(format!("{at}: property `{name}` is not in the spec"));
+            }
+        }
+    }
+    if let (Some(items), Some(item_schema)) = (value.as_array(), schema.get("items")) {
+        for (i, item) in items.iter().enumerate() {
+            schema_problems(root, item_schema, item, &format!("{at}[{i}]"), out);
+        }
+    }
+}
+
+/// Checks a value against `#/components/schemas/{name}` of `spec`.
+fn check_shape(
+    spec: &Value,
+    name: &str,
+    what: &str,
+    value: &serde_json::Value,
+    out: &mut Vec<String>,
+) {
+    let reference = Value::Mapping(
+        [(
+            Value::String("$ref".into()),
+            Value::String(format!("#/components/schemas/{name}")),
+        )]
+        .into_iter()
+        .collect(),
+    );
+    schema_problems(spec, &reference, value, &format!("{what} ({name})"), out);
+}
+
+#[test]
+fn shape_check_catches_wrong_bodies() {
+    let spec = load("lifecycle.yaml");
+    let mut problems = Vec::new();
+    check_shape(
+        &spec,
+        "Sandbox",
+        "bad",
+        &serde_json::json!({
+            "id": 7,
+            "status": {"state": "Running"},
+            "created_at": "2025-01-01T00:00:00Z",
+            "entrypoint": ["sleep"],
+            "platform": {"os": "plan9", "arch": "amd64"},
+        }),
+        &mut problems,
+    );
+    let problems = problems.join("\n");
+    for expected in [
+        "bad (Sandbox).id: expected string",
+        "required property `createdAt` missing",
+        "property `created_at` is not in the spec",
+        "\"plan9\" is not one of the enum values",
+    ] {
+        assert!(
+            problems.contains(expected),
+            "missing {expected:?} in:\n{problems}"
+        );
+    }
+    let mut none = Vec::new();
+    check_shape(
+        &spec,
+        "ErrorResponse",
+        "good",
+        &serde_json::json!({"code": "X", "message": "y"}),
+        &mut none,
+    );
+    assert!(none.is_empty(), "{none:?}");
+}
+
+/// Sends a request and returns status, headers and the JSON body (Null if none).
+async fn call(
+    client: &reqwest::Client,
+    request: reqwest::RequestBuilder,
+) -> (u16, reqwest::header::HeaderMap, serde_json::Value) {
+    let request = request.build().expect("building request");
+    let what = format!("{} {}", request.method(), request.url());
+    let response = client
+        .execute(request)
+        .await
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = response
+        .bytes()
+        .await
+        .unwrap_or_else(|e| panic!("{what}: reading body: {e}"));
+    let json = if body.is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::from_slice(&body).unwrap_or_else(|_| {
+            serde_json::Value::String(String::from_utf8_lossy(&body).into_owned())
+        })
+    };
+    (status, headers, json)
+}
+
+/// Records a wrong status, and a missing `X-Request-ID` where the API promises one.
+fn expect_status(
+    out: &mut Vec<String>,
+    what: &str,
+    got: u16,
+    want: u16,
+    headers: Option<&reqwest::header::HeaderMap>,
+) {
+    if got != want {
+        out.push(format!("{what}: status {got}, expected {want}"));
+    }
+    if headers.is_some_and(|h| !h.contains_key("x-request-id")) {
+        out.push(format!("{what}: no X-Request-ID header"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lifecycle_responses_match_schemas() {
+    let lifecycle = load("lifecycle.yaml");
+    let diagnostics = load("diagnostics.yaml");
+    let egress = load("egress.yaml");
+    let server = ServerProcess::start().await;
+    let client = http_client();
+    let v1 = format!("{}/v1", server.base);
+    let key = ("OPEN-SANDBOX-API-KEY", API_KEY);
+    let mut problems = Vec::new();
+    let mut shapes = Vec::new();
+
+    let (s, h, body) = call(&client, client.get(format!("{}/health", server.base))).await;
+    expect_status(&mut problems, "GET /health", s, 200, Some(&h));
+    check_shape(
+        &lifecycle,
+        "HealthResponse",
+        "GET /health",
+        &body,
+        &mut shapes,
+    );
+
+    let (s, h, created) = call(
+        &client,
+        client
+            .post(format!("{v1}/sandboxes"))
+            .header(key.0, key.1)
+            .json(&serde_json::json!({
+                "image": {"uri": "contract-probe"},
+                "entrypoint": ["sleep", "120"],
+                "timeout": 3600,
+                "resourceLimits": {"cpu": "1", "memory": "512Mi"},
+                "metadata": {"suite": "contract"},
+            })),
+    )
+    .await;
+    expect_status(&mut problems, "POST /sandboxes", s, 202, Some(&h));
+    check_shape(
+        &lifecycle,
+        "CreateSandboxResponse",
+        "POST /sandboxes",
+        &created,
+        &mut shapes,
+    );
+    let id = created["id"].as_str().unwrap_or("missing-id").to_string();
+
+    let (s, h, body) = call(
+        &client,
+        client
+            .get(format!("{v1}/sandboxes/{id}"))
+            .header(key.0, key.1),
+    )
+    .await;
+    expect_status(&mut problems, "GET /sandboxes/{id}", s, 200, Some(&h));
+    check_shape(
+        &lifecycle,
+        "Sandbox",
+        "GET /sandboxes/{id}",
+        &body,
+        &mut shapes,
+    );
+
+    let (s, h, body) = call(
+        &client,
+        client
+            .get(format!(
+                "{v1}/sandboxes?state=Running&state=Pending&pageSize=5"
+            ))
+            .header(key.0, key.1),
+    )
+    .await;
+    expect_status(&mut problems, "GET /sandboxes", s, 200, Some(&h));
+    check_shape(
+        &lifecycle,
+        "ListSandboxesResponse",
+        "GET /sandboxes",
+        &body,
+        &mut shapes,
+    );
+
+    let (s, h, body) = call(
+        &client,
+        client
+            .patch(format!("{v1}/sandboxes/{id}/metadata"))
+            .header(key.0, key.1)
+            .json(&serde_json::json!({"team": "ml", "suite": null})),
+    )
+    .await;
+    expect_status(
+        &mut problems,
+        "PATCH /sandboxes/{id}/metadata",
+        s,
+        200,
+        Some(&h),
+    );
+    check_shape(&lifecycle, "Sandbox", "PATCH metadata", &body, &mut shapes);
+
+    let expires_at = (chrono::Utc::now() + chrono::Duration::hours(2))
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let (s, h, body) = call(
+        &client,
+        client
+            .post(format!("{v1}/sandboxes/{id}/renew-expiration"))
+            .header(key.0, key.1)
+            .json(&serde_json::json!({ "expiresAt": expires_at })),
+    )
+    .await;
+    expect_status(&mut problems, "POST renew-expiration", s, 200, Some(&h));
+    check_shape(
+        &lifecycle,
+        "RenewSandboxExpirationResponse",
+        "POST renew-expiration",
+        &body,
+        &mut shapes,
+    );
+
+    let mut egress_headers = Vec::new();
+    for port in [44772, 18080] {
+        let (s, h, body) = call(
+            &client,
+            client
+                .get(format!(
+                    "{v1}/sandboxes/{id}/endpoints/{port}?use_server_proxy=false"
+                ))
+                .header(key.0, key.1),
+        )
+        .await;
+        expect_status(&mut problems, "GET endpoints", s, 200, Some(&h));
+        check_shape(
+            &lifecycle,
+            "Endpoint",
+            &format!("GET endpoints/{port}"),
+            &body,
+            &mut shapes,
+        );
+        if port == 18080 {
+            egress_headers = body["headers"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect();
+        }
+    }
+
+    let mut policy = client.get(format!("{v1}/sandboxes/{id}/proxy/18080/policy"));
+    for (k, v) in &egress_headers {
+        policy = policy.header(k, v);
+    }
+    let (s, _, body) = call(&client, policy).await;
+    if s != 200 {
+        problems.push(format!("GET egress /policy: status {s}: {body}"));
+    }
+    check_shape(
+        &egress,
+        "PolicyStatusResponse",
+        "GET egress /policy",
+        &body,
+        &mut shapes,
+    );
+
+    let (s, h, body) = call(
+        &client,
+        client
+            .get(format!("{v1}/sandboxes/{id}/diagnostics/logs?scope=all"))
+            .header(key.0, key.1),
+    )
+    .await;
+    expect_status(&mut problems, "GET diagnostics/logs", s, 200, Some(&h));
+    check_shape(
+        &diagnostics,
+        "DiagnosticContentResponse",
+        "GET diagnostics/logs",
+        &body,
+        &mut shapes,
+    );
+
+    let (s, h, snapshot) = call(
+        &client,
+        client
+            .post(format!("{v1}/sandboxes/{id}/snapshots"))
+            .header(key.0, key.1)
+            .json(&serde_json::json!({"name": "contract"})),
+    )
+    .await;
+    expect_status(&mut problems, "POST snapshots", s, 202, Some(&h));
+    check_shape(
+        &lifecycle,
+        "Snapshot",
+        "POST snapshots",
+        &snapshot,
+        &mut shapes,
+    );
+    let snapshot_id = snapshot["id"].as_str().unwrap_or("missing-id").to_string();
+
+    let (s, h, body) = call(
+        &client,
+        client
+            .get(format!("{v1}/snapshots/{snapshot_id}"))
+            .header(key.0, key.1),
+    )
+    .await;
+    expect_status(&mut problems, "GET /snapshots/{id}", s, 200, Some(&h));
+    check_shape(
+        &lifecycle,
+        "Snapshot",
+        "GET /snapshots/{id}",
+        &body,
+        &mut shapes,
+    );
+
+    let (s, h, body) = call(
+        &client,
+        client
+            .get(format!("{v1}/snapshots?sandboxId={id}"))
+            .header(key.0, key.1),
+    )
+    .await;
+    expect_status(&mut problems, "GET /snapshots", s, 200, Some(&h));
+    check_shape(
+        &lifecycle,
+        "ListSnapshotsResponse",
+        "GET /snapshots",
+        &body,
+        &mut shapes,
+    );
+
+    // Errors share one shape.
+    let (s, h, body) = call(
+        &client,
+        client
+            .get(format!("{v1}/sandboxes/contract-missing"))
+            .header(key.0, key.1),
+    )
+    .await;
+    expect_status(&mut problems, "GET unknown sandbox", s, 404, Some(&h));
+    check_shape(
+        &lifecycle,
+        "ErrorResponse",
+        "GET unknown sandbox",
+        &body,
+        &mut shapes,
+    );
+    let (s, h, body) = call(
+        &client,
+        client
+            .post(format!("{v1}/sandboxes"))
+            .header(key.0, key.1)
+            .json(&serde_json::json!({})),
+    )
+    .await;
+    expect_status(&mut problems, "POST /sandboxes {}", s, 400, Some(&h));
+    check_shape(
+        &lifecycle,
+        "ErrorResponse",
+        "POST /sandboxes {}",
+        &body,
+        &mut shapes,
+    );
+    let (s, h, body) = call(&client, client.get(format!("{v1}/sandboxes"))).await;
+    expect_status(
+        &mut problems,
+        "GET /sandboxes without key",
+        s,
+        401,
+        Some(&h),
+    );
+    check_shape(
+        &lifecycle,
+        "ErrorResponse",
+        "GET /sandboxes without key",
+        &body,
+        &mut shapes,
+    );
+
+    let (s, h, _) = call(
+        &client,
+        client
+            .delete(format!("{v1}/sandboxes/{id}"))
+            .header(key.0, key.1),
+    )
+    .await;
+    expect_status(&mut problems, "DELETE /sandboxes/{id}", s, 204, Some(&h));
+
+    problems.extend(shapes);
+    assert!(
+        problems.is_empty(),
+        "lifecycle responses that break the contract:\n  {}\nserver log:\n{}",
+        problems.join("\n  "),
+        server.log_text()
+    );
+}
+
+/// Splits an event stream into JSON frames the tolerant way clients do.
+fn stream_frames(body: &str) -> Vec<serde_json::Value> {
+    body.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with(':'))
+        .filter(|l| !["event:", "id:", "retry:"].iter().any(|p| l.starts_with(p)))
+        .map(|l| l.strip_prefix("data:").map_or(l, str::trim_start))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("frame {l:?} is not JSON: {e}")))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn execd_responses_match_schemas() {
+    let execd = load("execd.yaml");
+    let root = tempfile::tempdir().expect("temp dir");
+    let workdir = root.path().join("workspace");
+    std::fs::create_dir_all(&workdir).expect("creating workdir");
+    std::fs::write(workdir.join("hello.txt"), "hello\n").expect("writing a file");
+    let app = opensandbox_server::agent::router(opensandbox_server::agent::AgentConfig {
+        root: root.path().to_path_buf(),
+        workdir,
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binding 127.0.0.1:0");
+    let base = format!("http://{}", listener.local_addr().expect("local addr"));
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let client = http_client();
+    let mut problems = Vec::new();
+    let mut shapes = Vec::new();
+
+    let (s, _, body) = call(&client, client.get(format!("{base}/metrics"))).await;
+    expect_status(&mut problems, "GET /metrics", s, 200, None);
+    check_shape(&execd, "Metrics", "GET /metrics", &body, &mut shapes);
+
+    let (s, _, body) = call(
+        &client,
+        client.get(format!("{base}/files/info?path=/workspace/hello.txt")),
+    )
+    .await;
+    expect_status(&mut problems, "GET /files/info", s, 200, None);
+    match body.as_object() {
+        Some(map) if !map.is_empty() => {
+            for (path, info) in map {
+                check_shape(
+                    &execd,
+                    "FileInfo",
+                    &format!("GET /files/info[{path}]"),
+                    info,
+                    &mut shapes,
+                );
+            }
+        }
+        _ => shapes.push(format!(
+            "GET /files/info: expected a non-empty map, got {body}"
+        )),
+    }
+
+    let (s, _, body) = call(
+        &client,
+        client.get(format!("{base}/directories/list?path=/workspace")),
+    )
+    .await;
+    expect_status(&mut problems, "GET /directories/list", s, 200, None);
+    match body.as_array() {
+        Some(items) if !items.is_empty() => {
+            for item in items {
+                check_shape(
+                    &execd,
+                    "FileInfo",
+                    "GET /directories/list[]",
+                    item,
+                    &mut shapes,
+                );
+            }
+        }
+        _ => shapes.push(format!(
+            "GET /directories/list: expected a non-empty array, got {body}"
+        )),
+    }
+
+    let (s, _, body) = call(
+        &client,
+        client
+            .post(format!("{base}/session"))
+            .json(&serde_json::json!({})),
+    )
+    .await;
+    expect_status(&mut problems, "POST /session", s, 200, None);
+    check_shape(
+        &execd,
+        "CreateSessionResponse",
+        "POST /session",
+        &body,
+        &mut shapes,
+    );
+    if let Some(session) = body["session_id"].as_str() {
+        let (s, _, _) = call(&client, client.delete(format!("{base}/session/{session}"))).await;
+        expect_status(&mut problems, "DELETE /session/{id}", s, 200, None);
+    }
+
+    let response = client
+        .post(format!("{base}/command"))
+        .json(&serde_json::json!({"command": "echo hi; echo oops >&2; exit 3"}))
+        .send()
+        .await
+        .expect("POST /command");
+    expect_status(
+        &mut problems,
+        "POST /command",
+        response.status().as_u16(),
+        200,
+        None,
+    );
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    if !content_type.starts_with("text/event-stream") {
+        problems.push(format!("POST /command: content type {content_type:?}"));
+    }
+    let text = tokio::time::timeout(REQUEST_TIMEOUT, response.text())
+        .await
+        .expect("command stream ends")
+        .expect("reading command stream");
+    let frames = stream_frames(&text);
+    for frame in &frames {
+        check_shape(
+            &execd,
+            "ServerStreamEvent",
+            "POST /command frame",
+            frame,
+            &mut shapes,
+        );
+    }
+    let types: Vec<&str> = frames.iter().filter_map(|f| f["type"].as_str()).collect();
+    if types.first() != Some(&"init") || !types.contains(&"error") {
+        problems.push(format!("POST /command: event types {types:?}"));
+    }
+    let command_id = frames
+        .first()
+        .and_then(|f| f["text"].as_str())
+        .unwrap_or("missing-id")
+        .to_string();
+    let (s, _, body) = call(
+        &client,
+        client.get(format!("{base}/command/status/{command_id}")),
+    )
+    .await;
+    expect_status(&mut problems, "GET /command/status/{id}", s, 200, None);
+    check_shape(
+        &execd,
+        "CommandStatusResponse",
+        "GET /command/status/{id}",
+        &body,
+        &mut shapes,
+    );
+    if body["exit_code"] != serde_json::json!(3) {
+        problems.push(format!(
+            "GET /command/status/{{id}}: exit_code not 3: {body}"
+        ));
+    }
+
+    let (s, _, body) = call(
+        &client,
+        client.get(format!("{base}/code/contexts/contract-missing")),
+    )
+    .await;
+    expect_status(&mut problems, "GET unknown context", s, 404, None);
+    check_shape(
+        &execd,
+        "ErrorResponse",
+        "GET unknown context",
+        &body,
+        &mut shapes,
+    );
+
+    server.abort();
+    problems.extend(shapes);
+    assert!(
+        problems.is_empty(),
+        "execd responses that break the contract:\n  {}",
+        problems.join("\n  ")
     );
 }

@@ -26,7 +26,11 @@ impl ExecdClient {
     pub async fn get_context(&self, context_id: &str) -> Result<CodeContext> {
         const OP: &str = "codes.get_context";
         require(OP, context_id)?;
-        let req = self.req(OP, Method::GET, &format!("/code/contexts/{}", seg(context_id)));
+        let req = self.req(
+            OP,
+            Method::GET,
+            &format!("/code/contexts/{}", seg(context_id)),
+        );
         self.http.json(req).await
     }
 
@@ -44,7 +48,11 @@ impl ExecdClient {
     pub async fn delete_context(&self, context_id: &str) -> Result<()> {
         const OP: &str = "codes.delete_context";
         require(OP, context_id)?;
-        let req = self.req(OP, Method::DELETE, &format!("/code/contexts/{}", seg(context_id)));
+        let req = self.req(
+            OP,
+            Method::DELETE,
+            &format!("/code/contexts/{}", seg(context_id)),
+        );
         self.http.empty(req).await
     }
 
@@ -81,8 +89,12 @@ impl ExecdClient {
             ExecutionKind::Command
         };
         let req = self.req(OP, Method::POST, "/code").json(&body)?;
-        self.open_stream(req, kind, control.interrupt_on_drop || control.deadline.is_some())
-            .await
+        self.open_stream(
+            req,
+            kind,
+            control.interrupt_on_drop || control.deadline.is_some(),
+        )
+        .await
     }
 
     /// Runs code to completion.
@@ -101,7 +113,9 @@ impl ExecdClient {
     pub async fn interrupt_code(&self, execution_id: &str) -> Result<()> {
         const OP: &str = "codes.interrupt";
         require(OP, execution_id)?;
-        let req = self.req(OP, Method::DELETE, "/code").query("id", execution_id);
+        let req = self
+            .req(OP, Method::DELETE, "/code")
+            .query("id", execution_id);
         self.http.empty(req).await
     }
 }

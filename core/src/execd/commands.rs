@@ -119,9 +119,15 @@ impl ExecdClient {
         } else {
             ExecutionKind::Command
         };
-        let req = self.req("commands.run", Method::POST, "/command").json(&body)?;
-        self.open_stream(req, kind, control.interrupt_on_drop || control.deadline.is_some())
-            .await
+        let req = self
+            .req("commands.run", Method::POST, "/command")
+            .json(&body)?;
+        self.open_stream(
+            req,
+            kind,
+            control.interrupt_on_drop || control.deadline.is_some(),
+        )
+        .await
     }
 
     /// Runs a command to completion, calling `handlers` as events arrive, and returns
@@ -167,7 +173,11 @@ impl ExecdClient {
     ) -> Result<CommandLogs> {
         const OP: &str = "commands.get_background_command_logs";
         require(OP, execution_id)?;
-        let mut req = self.req(OP, Method::GET, &format!("/command/{}/logs", seg(execution_id)));
+        let mut req = self.req(
+            OP,
+            Method::GET,
+            &format!("/command/{}/logs", seg(execution_id)),
+        );
         if let Some(c) = cursor {
             req = req.query("cursor", c);
         }

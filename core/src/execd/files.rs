@@ -181,7 +181,9 @@ impl ExecdClient {
                 .part("metadata", meta_part)
                 .part("file", part_of(OP, e.data, file_name(&e.path))?);
         }
-        let mut req = self.req(OP, Method::POST, "/files/upload").mode(Mode::Transfer);
+        let mut req = self
+            .req(OP, Method::POST, "/files/upload")
+            .mode(Mode::Transfer);
         req.body = ReqBody::Multipart(Some(form));
         self.http.empty(req).await
     }

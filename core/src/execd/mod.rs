@@ -96,7 +96,9 @@ impl ExecdClient {
 
     /// Whether execd answers its ping within the request timeout.
     pub async fn is_healthy(&self) -> bool {
-        self.ping(self.http.config().request_timeout()).await.is_ok()
+        self.ping(self.http.config().request_timeout())
+            .await
+            .is_ok()
     }
 }
 

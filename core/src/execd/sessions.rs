@@ -51,7 +51,11 @@ impl ExecdClient {
             timeout: ms(OP, timeout)?,
         };
         let req = self
-            .req(OP, Method::POST, &format!("/session/{}/run", seg(session_id)))
+            .req(
+                OP,
+                Method::POST,
+                &format!("/session/{}/run", seg(session_id)),
+            )
             .json(&body)?;
         self.open_stream(
             req,
@@ -74,7 +78,13 @@ impl ExecdClient {
         let stream = self
             .run_in_session_stream(session_id, command, working_directory, timeout, control)
             .await?;
-        run_with_deadline("commands.run_in_session", stream, control.deadline, handlers).await
+        run_with_deadline(
+            "commands.run_in_session",
+            stream,
+            control.deadline,
+            handlers,
+        )
+        .await
     }
 
     /// `DELETE /session/{id}`.

@@ -110,12 +110,26 @@ async fn create(
     Json(body): Json<Value>,
 ) -> Response {
     st.hit("create");
-    if headers.get("open-sandbox-api-key").and_then(|v| v.to_str().ok()) != Some("stub-key") {
-        return error(StatusCode::UNAUTHORIZED, "INVALID_API_KEY", "bad key", &headers);
+    if headers
+        .get("open-sandbox-api-key")
+        .and_then(|v| v.to_str().ok())
+        != Some("stub-key")
+    {
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "INVALID_API_KEY",
+            "bad key",
+            &headers,
+        );
     }
     let image = body["image"]["uri"].as_str().unwrap_or("");
     if image == "fail-503" {
-        return error(StatusCode::SERVICE_UNAVAILABLE, "BUSY", "try later", &headers);
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "BUSY",
+            "try later",
+            &headers,
+        );
     }
     let id = if image == "never-ready" {
         "never-ready".to_owned()
@@ -125,7 +139,12 @@ async fn create(
     if image == "slow-ready" {
         st.unready_pings.store(3, Ordering::SeqCst);
     }
-    (StatusCode::ACCEPTED, [("x-request-id", rid(&headers))], Json(sandbox_json(&id))).into_response()
+    (
+        StatusCode::ACCEPTED,
+        [("x-request-id", rid(&headers))],
+        Json(sandbox_json(&id)),
+    )
+        .into_response()
 }
 
 async fn get_sandbox(
@@ -135,7 +154,12 @@ async fn get_sandbox(
 ) -> Response {
     let n = st.hit(&format!("get:{id}"));
     match id.as_str() {
-        "missing" => error(StatusCode::NOT_FOUND, "STUB::SANDBOX_NOT_FOUND", "no such sandbox", &headers),
+        "missing" => error(
+            StatusCode::NOT_FOUND,
+            "STUB::SANDBOX_NOT_FOUND",
+            "no such sandbox",
+            &headers,
+        ),
         "flaky" if n <= 2 => (
             StatusCode::SERVICE_UNAVAILABLE,
             [("retry-after", "0")],
@@ -147,11 +171,7 @@ async fn get_sandbox(
             tokio::time::sleep(Duration::from_secs(10)).await;
             Json(sandbox_json(&id)).into_response()
         }
-        _ => (
-            [("x-request-id", rid(&headers))],
-            Json(sandbox_json(&id)),
-        )
-            .into_response(),
+        _ => ([("x-request-id", rid(&headers))], Json(sandbox_json(&id))).into_response(),
     }
 }
 
@@ -179,10 +199,18 @@ fn authorized(headers: &HeaderMap) -> bool {
     headers.get(TOKEN_HEADER).and_then(|v| v.to_str().ok()) == Some(TOKEN)
 }
 
-async fn ping(State(st): State<Arc<StubState>>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+async fn ping(
+    State(st): State<Arc<StubState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
     st.hit("ping");
     if !authorized(&headers) {
-        return (StatusCode::UNAUTHORIZED, Json(json!({"error": "missing token"}))).into_response();
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"error": "missing token"})),
+        )
+            .into_response();
     }
     if id == "never-ready" {
         return StatusCode::BAD_GATEWAY.into_response();
@@ -214,13 +242,24 @@ fn event_response(rx: mpsc::Receiver<Result<Bytes, std::io::Error>>) -> Response
 
 /// Deterministic content of the big stdout: line `i` of roughly 100 bytes.
 pub fn big_line(i: usize) -> String {
-    format!("{i:010} the quick brown fox jumps over the lazy dog {:048x}", (i as u128).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+    format!(
+        "{i:010} the quick brown fox jumps over the lazy dog {:048x}",
+        (i as u128).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    )
 }
 
-async fn command(State(st): State<Arc<StubState>>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+async fn command(
+    State(st): State<Arc<StubState>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
     st.hit("command");
     if !authorized(&headers) {
-        return (StatusCode::UNAUTHORIZED, Json(json!({"error": "missing token"}))).into_response();
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"error": "missing token"})),
+        )
+            .into_response();
     }
     let cmd = body["command"].as_str().unwrap_or("").to_owned();
     let background = body["background"].as_bool().unwrap_or(false);
@@ -236,9 +275,15 @@ async fn command(State(st): State<Arc<StubState>>, headers: HeaderMap, Json(body
         if !send(frame(json!({"type": "init", "text": id, "timestamp": t}))).await {
             return;
         }
-        let _ = send(frame(json!({"type": "ping", "text": "pong", "timestamp": t}))).await;
+        let _ = send(frame(
+            json!({"type": "ping", "text": "pong", "timestamp": t}),
+        ))
+        .await;
         if background {
-            let _ = send(frame(json!({"type": "execution_complete", "execution_time": 1, "timestamp": t}))).await;
+            let _ = send(frame(
+                json!({"type": "execution_complete", "execution_time": 1, "timestamp": t}),
+            ))
+            .await;
             return;
         }
         let mut parts = cmd.splitn(2, ' ');
@@ -247,17 +292,30 @@ async fn command(State(st): State<Arc<StubState>>, headers: HeaderMap, Json(body
         match verb {
             "echo" => {
                 for (i, line) in arg.split(';').enumerate() {
-                    let ty = if line.starts_with('!') { "stderr" } else { "stdout" };
+                    let ty = if line.starts_with('!') {
+                        "stderr"
+                    } else {
+                        "stdout"
+                    };
                     let text = line.trim_start_matches('!');
-                    send(frame(json!({"type": ty, "text": text, "timestamp": t + i as i64}))).await;
+                    send(frame(
+                        json!({"type": ty, "text": text, "timestamp": t + i as i64}),
+                    ))
+                    .await;
                 }
                 send(frame(json!({"type": "execution_complete", "execution_time": 7, "timestamp": t + 100}))).await;
                 // Like execd: keep the connection open for a while after the terminal event.
                 tokio::time::sleep(Duration::from_secs(30)).await;
-                send(frame(json!({"type": "ping", "text": "pong", "timestamp": t + 200}))).await;
+                send(frame(
+                    json!({"type": "ping", "text": "pong", "timestamp": t + 200}),
+                ))
+                .await;
             }
             "exit" => {
-                send(frame(json!({"type": "stderr", "text": "oops", "timestamp": t}))).await;
+                send(frame(
+                    json!({"type": "stderr", "text": "oops", "timestamp": t}),
+                ))
+                .await;
                 send(frame(json!({"type": "error", "error": {"ename": "CommandExecError", "evalue": arg, "traceback": [format!("exit status {arg}")]}, "timestamp": t}))).await;
             }
             "big" => {
@@ -271,7 +329,9 @@ async fn command(State(st): State<Arc<StubState>>, headers: HeaderMap, Json(body
                     sha.update(line.as_bytes());
                     sha.update(b"\n");
                     total += line.len() + 1;
-                    chunk.push_str(&json!({"type": "stdout", "text": line, "timestamp": t}).to_string());
+                    chunk.push_str(
+                        &json!({"type": "stdout", "text": line, "timestamp": t}).to_string(),
+                    );
                     chunk.push_str("\n\n");
                     i += 1;
                     if chunk.len() >= 60_000 {
@@ -282,18 +342,31 @@ async fn command(State(st): State<Arc<StubState>>, headers: HeaderMap, Json(body
                     }
                 }
                 *state.big_sha.lock().expect("lock") = Some(hex(&sha.finalize()));
-                chunk.push_str(&json!({"type": "execution_complete", "execution_time": 1, "timestamp": t}).to_string());
+                chunk.push_str(
+                    &json!({"type": "execution_complete", "execution_time": 1, "timestamp": t})
+                        .to_string(),
+                );
                 chunk.push_str("\n\n");
                 send(Bytes::from(chunk)).await;
             }
             "forever" => {
                 // Heartbeats until the client leaves or an interrupt arrives.
                 loop {
-                    if state.interrupted.lock().expect("lock").iter().any(|x| x == &id) {
+                    if state
+                        .interrupted
+                        .lock()
+                        .expect("lock")
+                        .iter()
+                        .any(|x| x == &id)
+                    {
                         send(frame(json!({"type": "error", "error": {"ename": "CommandExecError", "evalue": "-1", "traceback": ["signal: terminated"]}, "timestamp": t}))).await;
                         return;
                     }
-                    if !send(frame(json!({"type": "ping", "text": "pong", "timestamp": t}))).await {
+                    if !send(frame(
+                        json!({"type": "ping", "text": "pong", "timestamp": t}),
+                    ))
+                    .await
+                    {
                         state.disconnects.fetch_add(1, Ordering::SeqCst);
                         return;
                     }
@@ -301,15 +374,32 @@ async fn command(State(st): State<Arc<StubState>>, headers: HeaderMap, Json(body
                 }
             }
             "reset" => {
-                send(frame(json!({"type": "stdout", "text": "before reset", "timestamp": t}))).await;
-                let _ = tx.send(Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "injected reset"))).await;
+                send(frame(
+                    json!({"type": "stdout", "text": "before reset", "timestamp": t}),
+                ))
+                .await;
+                let _ = tx
+                    .send(Err(std::io::Error::new(
+                        std::io::ErrorKind::ConnectionReset,
+                        "injected reset",
+                    )))
+                    .await;
             }
             "truncated" => {
-                send(frame(json!({"type": "stdout", "text": "partial", "timestamp": t}))).await;
+                send(frame(
+                    json!({"type": "stdout", "text": "partial", "timestamp": t}),
+                ))
+                .await;
             }
             "malformed" => {
-                send(Bytes::from_static(b"{\"type\":\"stdout\",\"text\":\"ok\"}\n\n{this is not json}\n\n")).await;
-                send(frame(json!({"type": "execution_complete", "execution_time": 1, "timestamp": t}))).await;
+                send(Bytes::from_static(
+                    b"{\"type\":\"stdout\",\"text\":\"ok\"}\n\n{this is not json}\n\n",
+                ))
+                .await;
+                send(frame(
+                    json!({"type": "execution_complete", "execution_time": 1, "timestamp": t}),
+                ))
+                .await;
             }
             "inband" => {
                 send(frame(json!({"code": "RUNTIME_ERROR", "message": "error running codes session is busy"}))).await;
@@ -319,14 +409,20 @@ async fn command(State(st): State<Arc<StubState>>, headers: HeaderMap, Json(body
                 send(Bytes::from_static(b"data:{\"type\":\"brand_new_type\"}\n\ndata: {\"type\":\"execution_complete\",\"execution_time\":2}\n\n")).await;
             }
             _ => {
-                send(frame(json!({"type": "execution_complete", "execution_time": 0, "timestamp": t}))).await;
+                send(frame(
+                    json!({"type": "execution_complete", "execution_time": 0, "timestamp": t}),
+                ))
+                .await;
             }
         }
     });
     event_response(rx)
 }
 
-async fn interrupt(State(st): State<Arc<StubState>>, Query(q): Query<HashMap<String, String>>) -> StatusCode {
+async fn interrupt(
+    State(st): State<Arc<StubState>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> StatusCode {
     st.hit("interrupt");
     if let Some(id) = q.get("id") {
         st.interrupted.lock().expect("lock").push(id.clone());
@@ -369,7 +465,10 @@ async fn upload(State(st): State<Arc<StubState>>, mut mp: Multipart) -> Response
                         Err(e) => return (StatusCode::BAD_REQUEST, e.to_string()).into_response(),
                     }
                 }
-                st.uploads.lock().expect("lock").insert(path, (hex(&sha.finalize()), len));
+                st.uploads
+                    .lock()
+                    .expect("lock")
+                    .insert(path, (hex(&sha.finalize()), len));
             }
             _ => {}
         }
@@ -385,7 +484,10 @@ pub struct Gen {
 
 impl Gen {
     pub fn new(seed: u64, len: u64) -> Self {
-        Gen { state: seed | 1, left: len }
+        Gen {
+            state: seed | 1,
+            left: len,
+        }
     }
 
     /// Fills up to `buf.len()` bytes; returns how many.
@@ -449,14 +551,23 @@ async fn download(
         let off: usize = off.parse().unwrap_or(1);
         let lim: usize = lim.parse().unwrap_or(1);
         let lines: Vec<String> = (off..off + lim).map(|i| format!("line {i}")).collect();
-        return ([("content-type", "text/plain; charset=utf-8")], lines.join("\n")).into_response();
+        return (
+            [("content-type", "text/plain; charset=utf-8")],
+            lines.join("\n"),
+        )
+            .into_response();
     }
     let parts: Vec<&str> = path.trim_start_matches("/gen/").split('/').collect();
     let (Some(seed), Some(len)) = (
         parts.first().and_then(|s| s.parse::<u64>().ok()),
         parts.get(1).and_then(|s| s.parse::<u64>().ok()),
     ) else {
-        return error(StatusCode::NOT_FOUND, "FILE_NOT_FOUND", "no such file", &headers);
+        return error(
+            StatusCode::NOT_FOUND,
+            "FILE_NOT_FOUND",
+            "no such file",
+            &headers,
+        );
     };
     let (start, end) = match headers.get("range").and_then(|v| v.to_str().ok()) {
         Some(r) => {
@@ -486,7 +597,11 @@ async fn download(
         buf.truncate(n);
         Some((Ok::<_, std::io::Error>(Bytes::from(buf)), g))
     });
-    let status = if headers.contains_key("range") { StatusCode::PARTIAL_CONTENT } else { StatusCode::OK };
+    let status = if headers.contains_key("range") {
+        StatusCode::PARTIAL_CONTENT
+    } else {
+        StatusCode::OK
+    };
     Response::builder()
         .status(status)
         .header("content-type", "application/octet-stream")
@@ -497,7 +612,11 @@ async fn download(
 
 async fn logs(headers: HeaderMap, Query(q): Query<HashMap<String, String>>) -> Response {
     let full = "line one\nline two\n";
-    let cursor: usize = q.get("cursor").and_then(|c| c.parse().ok()).unwrap_or(0).min(full.len());
+    let cursor: usize = q
+        .get("cursor")
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+        .min(full.len());
     let _ = headers;
     (
         [("EXECD-COMMANDS-TAIL-CURSOR", full.len().to_string())],
@@ -516,7 +635,10 @@ pub async fn start() -> Stub {
     let execd = Router::new()
         .route("/ping", get(ping))
         .route("/command", post(command).delete(interrupt))
-        .route("/command/{cid}/logs", get(|h: HeaderMap, q: Query<HashMap<String, String>>| logs(h, q)))
+        .route(
+            "/command/{cid}/logs",
+            get(|h: HeaderMap, q: Query<HashMap<String, String>>| logs(h, q)),
+        )
         .route("/files/upload", post(upload))
         .route("/files/download", get(download))
         .route("/metrics/watch", get(metrics_watch));
@@ -528,7 +650,9 @@ pub async fn start() -> Stub {
         .route("/unused", delete(|| async { StatusCode::OK }))
         .layer(axum::extract::DefaultBodyLimit::disable())
         .with_state(state.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("addr");
     *state.addr.lock().expect("lock") = Some(addr);
     tokio::spawn(async move {

@@ -144,6 +144,15 @@ impl Registry {
     }
 }
 
+impl Drop for Registry {
+    /// Logs are only reachable through this agent: they go with it.
+    fn drop(&mut self) {
+        if let Some(dir) = self.state_dir.get() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
 /// One command's identity and lifecycle.
 struct CommandRecord {
     id: String,
@@ -354,12 +363,12 @@ fn shell_program(command: String) -> Vec<String> {
     vec!["bash".into(), "-c".into(), command]
 }
 
-/// The working directory of a process: `requested` if given (it must be a directory),
-/// else the agent's workdir.
+/// The working directory of a process: `requested` if given (it must be a directory;
+/// a relative one is taken from the workdir), else the agent's workdir.
 pub(crate) fn resolve_cwd(requested: Option<&str>, workdir: &Path) -> ApiResult<PathBuf> {
     let cwd = match requested {
         None | Some("") => workdir.to_path_buf(),
-        Some(dir) => PathBuf::from(dir),
+        Some(dir) => workdir.join(dir),
     };
     if !cwd.is_dir() {
         return Err(ApiError::bad_request(

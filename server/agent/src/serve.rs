@@ -133,6 +133,8 @@ async fn supervise(
     let mut child = match tokio::process::Command::new(&entrypoint[0])
         .args(&entrypoint[1..])
         .current_dir(workdir)
+        // If the agent itself fails, the sandbox must not keep running unsupervised.
+        .kill_on_drop(true)
         .spawn()
     {
         Ok(c) => c,

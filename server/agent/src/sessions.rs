@@ -252,7 +252,7 @@ impl Session {
             connected: true,
         };
         let mut buf = vec![0u8; 64 * 1024];
-        let mut deadline = timeout.map(|limit| tokio::time::Instant::now() + limit);
+        let mut deadline = timeout.and_then(|limit| tokio::time::Instant::now().checked_add(limit));
         let mut timed_out = false;
         let mut exit = self.exit.clone();
         let mut shell_gone = exit.borrow().is_some();

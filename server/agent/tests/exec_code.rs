@@ -370,3 +370,23 @@ async fn context_management_routes() {
     assert_eq!(body["code"], "MISSING_QUERY");
     Agent::expect_error(agent.delete("/code?id=unknown").await, 404).await;
 }
+
+/// An interpreter that dies mid-cell ends the stream with the typeless failure frame
+/// and its context is gone.
+#[tokio::test]
+async fn dead_interpreter_ends_stream_and_context() {
+    let agent = start().await;
+    let id = create_context(&agent, "python").await;
+    let frames = run(&agent, &id, "import os\nos._exit(7)").await;
+    let last = frames.last().expect("frame");
+    assert!(
+        last.get("type").is_none(),
+        "expected the typeless frame, got {last}"
+    );
+    assert_eq!(last["code"], "RUNTIME_ERROR");
+    assert!(last["message"]
+        .as_str()
+        .expect("message")
+        .contains("exit status 7"));
+    Agent::expect_error(agent.get(&format!("/code/contexts/{id}")).await, 404).await;
+}

@@ -460,3 +460,45 @@ async fn argv_runs_without_a_shell() {
         .await;
     assert_eq!(texts(&frames, "stdout"), ["$HOME a  b"]);
 }
+
+/// `uid` switches user when the agent may (root); otherwise the failure to switch
+/// is a clean `error` event, never a 5xx.
+#[tokio::test]
+async fn uid_switch_or_clean_error() {
+    let agent = start().await;
+    let (_, frames) = agent
+        .stream(
+            "/command",
+            json!({"command": "id -u; id -g", "uid": 65534, "gid": 65534}),
+        )
+        .await;
+    let am_root = nix::unistd::geteuid().is_root();
+    if am_root {
+        assert_eq!(texts(&frames, "stdout"), ["65534", "65534"]);
+        assert_eq!(
+            kinds(&frames).last().map(String::as_str),
+            Some("execution_complete")
+        );
+    } else {
+        assert_eq!(kinds(&frames), ["init", "error"]);
+        let evalue = frames.last().expect("terminal")["error"]["evalue"].clone();
+        assert!(evalue.as_str().expect("evalue").parse::<i64>().is_err());
+    }
+}
+
+/// A quiet stream gets a `ping` right after `init` and another every 3 s.
+#[tokio::test]
+async fn quiet_streams_are_pinged() {
+    let agent = start().await;
+    let (_, frames) = agent
+        .stream("/command", json!({"command": "sleep 4; echo done"}))
+        .await;
+    assert_eq!(frames[1]["type"], "ping");
+    assert!(of_type(&frames, "ping").len() >= 2, "{frames:?}");
+    assert_eq!(kinds(&frames), ["init", "stdout", "execution_complete"]);
+    // No ping after the terminal event: the stream closes right away.
+    assert_eq!(
+        frames.last().expect("terminal")["type"],
+        "execution_complete"
+    );
+}

@@ -187,7 +187,7 @@ mod tests {
                 rule(RuleAction::Allow, "c.com"),
             ],
         );
-        let rules = merged.egress.unwrap_or_default();
+        let rules = merged.egress.clone().unwrap_or_default();
         assert_eq!(rules.len(), 3);
         let a = rules.iter().find(|r| r.target == "a.com").map(|r| r.action);
         assert_eq!(a, Some(RuleAction::Deny));

@@ -364,7 +364,9 @@ impl Control {
     async fn wait_ready(&self, record: &SandboxRecord) -> bool {
         let socket = self.runtime.paths(&record.id).socket;
         let deadline = tokio::time::Instant::now() + READY_WAIT;
-        let mut delay = Duration::from_millis(1);
+        // A short fixed period: the agent is usually up within tens of milliseconds and
+        // create latency is what clients feel; a failed connect costs microseconds.
+        let delay = Duration::from_millis(2);
         while tokio::time::Instant::now() < deadline {
             if socket.exists() && agent_client::ping(&socket).await {
                 return true;
@@ -375,7 +377,6 @@ impl Control {
                 }
             }
             tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(Duration::from_millis(20));
         }
         false
     }

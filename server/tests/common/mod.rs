@@ -18,6 +18,9 @@ pub const EGRESS_PORT: u16 = 18080;
 /// True if bubblewrap can create the sandboxes this server makes. Tests that are
 /// about isolation itself skip (with a printed reason) only when it cannot.
 pub fn bwrap_usable() -> bool {
+    if std::env::var("OSB_TEST_ISOLATION").as_deref() == Ok("none") {
+        return false;
+    }
     Command::new("bwrap")
         .args([
             "--unshare-user",
@@ -42,7 +45,12 @@ pub fn bwrap_usable() -> bool {
         .unwrap_or(false)
 }
 
+/// The isolation the test servers use: bwrap when usable; `OSB_TEST_ISOLATION=none`
+/// runs the suite against the unisolated mode too.
 pub fn isolation() -> &'static str {
+    if std::env::var("OSB_TEST_ISOLATION").as_deref() == Ok("none") {
+        return "none";
+    }
     if bwrap_usable() {
         "bwrap"
     } else {

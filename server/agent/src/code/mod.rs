@@ -26,7 +26,7 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::extract::{Path as UrlPath, State};
 use axum::response::Response;
@@ -364,7 +364,7 @@ impl Driver {
         loop {
             line.clear();
             match io.events.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => return Err(self.death_message()),
+                Ok(0) | Err(_) => return Err(self.death_message().await),
                 Ok(_) => {}
             }
             let message: DriverMessage = match serde_json::from_slice(&line) {
@@ -385,13 +385,20 @@ impl Driver {
         }
     }
 
-    fn death_message(&self) -> String {
-        match self
-            .exit
-            .borrow()
-            .as_ref()
-            .and_then(ExitOutcome::error_text)
+    /// Why the interpreter is gone. Its pipe closes just before it is reaped, so
+    /// the exit status gets a moment to arrive.
+    async fn death_message(&self) -> String {
+        let mut exit = self.exit.clone();
+        let reason = match tokio::time::timeout(
+            Duration::from_secs(1),
+            exit.wait_for(Option::is_some),
+        )
+        .await
         {
+            Ok(Ok(outcome)) => outcome.as_ref().and_then(ExitOutcome::error_text),
+            _ => None,
+        };
+        match reason {
             Some(reason) => format!("the interpreter exited ({reason})"),
             None => "the interpreter exited".to_string(),
         }
