@@ -7,9 +7,12 @@ CARGO ?= cargo
 VENV := $(CURDIR)/.work/venv
 SERVER_DEBUG := $(CARGO_TARGET_DIR)/debug/opensandbox-server
 SERVER_RELEASE := $(CARGO_TARGET_DIR)/release/opensandbox-server
+# Conformance runs sandboxes under bubblewrap where it works here, else without isolation
+# (the cases that need isolation are then skipped and counted as such).
+CONFORMANCE_ISOLATION ?= $(shell bwrap --unshare-user --unshare-pid --unshare-net --uid 0 --gid 0 --ro-bind / / --proc /proc -- true >/dev/null 2>&1 && echo auto || echo none)
 
 .PHONY: help setup build build-release demo test lint fmt test-rust test-openapi \
-        bench-server bench-core clean
+        bench-server bench-core conformance conformance-rust clean
 
 help:
 	@echo "make demo          build, start the reference server, walk through the quickstart"
@@ -17,6 +20,8 @@ help:
 	@echo "make lint          cargo fmt --check + clippy -D warnings"
 	@echo "make test-rust     Rust unit and integration tests (core, server, agent)"
 	@echo "make test-openapi  validate openapi/*.yaml as OpenAPI 3"
+	@echo "make conformance   the conformance matrix: every case through every language driver"
+	@echo "make conformance-rust  one column of it (rust)"
 	@echo "make bench-server  reference-server benchmark (prints figures)"
 	@echo "make bench-core    client-core streaming/transfer benchmark (prints figures)"
 
@@ -46,11 +51,19 @@ test-openapi: setup
 test-rust: build
 	OPENSANDBOX_SERVER_BIN="$(SERVER_DEBUG)" $(CARGO) test --workspace --no-fail-fast
 
-test: lint test-openapi test-rust
+# The harness's own unit tests, then the matrix; its last line is "N passed, N failed".
+conformance: build
+	python3 conformance/test_harness.py
+	CONFORMANCE_ISOLATION=$(CONFORMANCE_ISOLATION) python3 conformance/harness.py --server "$(SERVER_DEBUG)"
+
+conformance-%: build
+	CONFORMANCE_ISOLATION=$(CONFORMANCE_ISOLATION) python3 conformance/harness.py --server "$(SERVER_DEBUG)" --lang $*
+
+test: lint test-openapi test-rust conformance
 	@echo "make test: all parts passed"
 
 bench-server: build-release
-	$(CARGO) run --release -p opensandbox-server --example bench
+	$(CARGO) bench -p opensandbox-server --bench server
 
 bench-core: build-release
 	OPENSANDBOX_SERVER_BIN="$(SERVER_RELEASE)" $(CARGO) run --release -p opensandbox-core --example bench

@@ -251,18 +251,39 @@ impl Sandbox {
             manager: manager.clone(),
             id: Some(info.id.clone()),
         };
-        let sandbox = Sandbox::attach(manager, &info.id).await?;
-        if !opts.skip_health_check {
-            sandbox
-                .wait_until_ready(
-                    opts.ready_timeout,
-                    opts.health_check_polling_interval,
-                    opts.health_check.clone(),
-                )
-                .await?;
+        let ready = async {
+            let sandbox = Sandbox::attach(manager.clone(), &info.id).await?;
+            if !opts.skip_health_check {
+                sandbox
+                    .wait_until_ready(
+                        opts.ready_timeout,
+                        opts.health_check_polling_interval,
+                        opts.health_check.clone(),
+                    )
+                    .await?;
+            }
+            Ok::<_, Error>(sandbox)
         }
-        guard.disarm();
-        Ok(sandbox)
+        .await;
+        // On failure the deletion is awaited here, so it is done when the error reaches
+        // the caller; the guard covers cancellation, including during this deletion.
+        match ready {
+            Ok(sandbox) => {
+                guard.disarm();
+                Ok(sandbox)
+            }
+            Err(e) => {
+                if let Err(kill_err) = manager.kill_sandbox(&info.id).await {
+                    tracing::warn!(
+                        sandbox = %info.id,
+                        error = %kill_err,
+                        "cleanup of unready sandbox failed"
+                    );
+                }
+                guard.disarm();
+                Err(e)
+            }
+        }
     }
 
     /// Connects to an existing sandbox and waits until it is ready.

@@ -52,7 +52,7 @@ impl FrameDecoder {
     /// `Err` when a single line exceeds [`MAX_FRAME_BYTES`].
     pub fn next_frame(&mut self) -> std::result::Result<Option<Bytes>, usize> {
         loop {
-            let Some(pos) = self.buf[self.scanned..].iter().position(|&b| b == b'\n') else {
+            let Some(pos) = memchr::memchr(b'\n', &self.buf[self.scanned..]) else {
                 self.scanned = self.buf.len();
                 if self.buf.len() > MAX_FRAME_BYTES {
                     return Err(self.buf.len());
@@ -149,7 +149,11 @@ pub struct ExecutionComplete {
 }
 
 /// A typed execution event. Pings and unknown event types never appear here.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Serializes as `{"type": "<wire type>", ...fields}` for bindings that pass events
+/// across an FFI boundary as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerEvent {
     /// First event: the execution (command, context or session) id.
     Init {
@@ -181,6 +185,7 @@ pub enum ServerEvent {
     /// Failure (terminal for commands).
     Error(ExecutionError),
     /// Success (terminal).
+    #[serde(rename = "execution_complete")]
     Complete(ExecutionComplete),
 }
 
@@ -201,9 +206,10 @@ impl ServerEvent {
 }
 
 #[derive(Deserialize)]
-struct RawEvent {
-    #[serde(rename = "type", default)]
-    ty: Option<String>,
+struct RawEvent<'a> {
+    // Borrowed: the type name is needed only to dispatch, so it costs no allocation.
+    #[serde(rename = "type", default, borrow)]
+    ty: Option<std::borrow::Cow<'a, str>>,
     #[serde(default)]
     text: Option<String>,
     #[serde(default)]
@@ -244,7 +250,7 @@ pub fn parse_event(op: &str, frame: &[u8]) -> Result<Option<ServerEvent>> {
         return Ok(None);
     };
     let text = raw.text.unwrap_or_default();
-    let ev = match ty.as_str() {
+    let ev = match ty.as_ref() {
         "init" => ServerEvent::Init {
             id: text,
             timestamp: ts,
@@ -798,6 +804,25 @@ mod tests {
             p(r#"{"type":"execution_count","execution_count":7}"#),
             Some(ServerEvent::ExecutionCount { count: 7, .. })
         ));
+    }
+
+    #[test]
+    fn events_serialize_with_their_wire_type() {
+        let ev = parse_event("t", br#"{"type":"execution_complete","execution_time":3}"#)
+            .expect("parse")
+            .expect("event");
+        let v = serde_json::to_value(&ev).expect("json");
+        assert_eq!(v["type"], "execution_complete");
+        assert_eq!(v["execution_time_ms"], 3);
+        let ev = ServerEvent::Stdout(OutputMessage {
+            text: "x".into(),
+            timestamp: 1,
+            is_error: false,
+        });
+        assert_eq!(
+            serde_json::to_value(&ev).expect("json")["type"],
+            ev.type_name()
+        );
     }
 
     #[test]

@@ -575,3 +575,52 @@ async fn metrics_watch_yields_samples_and_errors() {
         11
     );
 }
+
+#[tokio::test]
+async fn cancelled_create_still_deletes_the_sandbox() {
+    let stub = common::start().await;
+    let opts = SandboxCreateOptions {
+        health_check_polling_interval: Duration::from_millis(20),
+        ..SandboxCreateOptions::image("never-ready")
+    };
+    // Drop the create future while it is waiting for readiness.
+    let r = tokio::time::timeout(
+        Duration::from_millis(300),
+        Sandbox::create(stub.config(), opts),
+    )
+    .await;
+    assert!(r.is_err(), "create was still waiting when dropped");
+    let st = stub.state.clone();
+    assert!(
+        common::eventually(|| st
+            .killed
+            .lock()
+            .map(|k| k.contains(&"never-ready".to_owned()))
+            .unwrap_or(false))
+        .await,
+        "a sandbox whose create was cancelled is deleted"
+    );
+}
+
+#[tokio::test]
+async fn user_agent_and_extra_headers_are_sent() {
+    let stub = common::start().await;
+    let cfg = stub
+        .config()
+        .with_user_agent("OpenSandbox-Test/1.2.3")
+        .with_header("X-Team", "core");
+    Sandbox::create(cfg, SandboxCreateOptions::image("x"))
+        .await
+        .expect("create");
+    let h = stub
+        .state
+        .create_headers
+        .lock()
+        .expect("lock")
+        .clone()
+        .expect("headers");
+    assert_eq!(h["user-agent"], "OpenSandbox-Test/1.2.3");
+    assert_eq!(h["x-team"], "core");
+    assert_eq!(h["open-sandbox-api-key"], "stub-key");
+    assert_eq!(h["x-request-id"].len(), 32, "generated 32-hex request id");
+}

@@ -44,7 +44,10 @@ impl Bench {
     async fn endpoint(&self, id: &str) -> Result<(String, String)> {
         let v: Value = self
             .client
-            .get(format!("{}/v1/sandboxes/{id}/endpoints/44772?use_server_proxy=true", self.base))
+            .get(format!(
+                "{}/v1/sandboxes/{id}/endpoints/44772?use_server_proxy=true",
+                self.base
+            ))
             .header("OPEN-SANDBOX-API-KEY", KEY)
             .send()
             .await?
@@ -119,7 +122,16 @@ fn mbps(bytes: usize, d: Duration) -> String {
 
 fn bwrap_usable() -> bool {
     Command::new("bwrap")
-        .args(["--unshare-user", "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--", "true"])
+        .args([
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-net",
+            "--ro-bind",
+            "/",
+            "/",
+            "--",
+            "true",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -132,7 +144,16 @@ async fn main() -> Result<()> {
     let data = tempfile::Builder::new().prefix("osb-bench").tempdir()?;
     let isolation = if bwrap_usable() { "bwrap" } else { "none" };
     let mut server = Command::new(env!("CARGO_BIN_EXE_opensandbox-server"))
-        .args(["--listen", "127.0.0.1:0", "--api-key", KEY, "--isolation", isolation, "--log-level", "warn"])
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--api-key",
+            KEY,
+            "--isolation",
+            isolation,
+            "--log-level",
+            "warn",
+        ])
         .arg("--data-dir")
         .arg(data.path())
         .stdout(Stdio::piped())
@@ -163,7 +184,11 @@ async fn main() -> Result<()> {
     let needle = data.path().to_string_lossy().into_owned();
     if let Ok(entries) = std::fs::read_dir("/proc") {
         for entry in entries.flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<i32>().ok())
+            else {
                 continue;
             };
             if let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) {
@@ -180,22 +205,30 @@ async fn main() -> Result<()> {
 }
 
 async fn run_all(bench: &Bench) -> Result<()> {
-    // 1. Create → first command.
+    // 1. Create → first command (and, for attribution, create alone).
     let mut latencies = Vec::new();
+    let mut creates = Vec::new();
     let mut ids = Vec::new();
     for _ in 0..SANDBOXES {
         let start = Instant::now();
         let id = bench.create().await?;
+        creates.push(start.elapsed());
         let (url, token) = bench.endpoint(&id).await?;
         bench.run(&url, &token, "true").await?;
         latencies.push(start.elapsed());
         ids.push(id);
     }
     latencies.sort();
+    creates.sort();
     println!(
         "create -> first command: p50 {}  p95 {}  (n={SANDBOXES}; target p50 <= 50 ms)",
         ms(percentile(&latencies, 0.5)),
         ms(percentile(&latencies, 0.95))
+    );
+    println!(
+        "  of which create (202 Running): p50 {}  p95 {}",
+        ms(percentile(&creates, 0.5)),
+        ms(percentile(&creates, 0.95))
     );
     let keep = ids.remove(0);
     for id in &ids {
@@ -215,6 +248,28 @@ async fn run_all(bench: &Bench) -> Result<()> {
         "`true` round trip: p50 {}  p95 {}  (n={ROUND_TRIPS})",
         ms(percentile(&trips, 0.5)),
         ms(percentile(&trips, 0.95))
+    );
+
+    // The proxy's own cost: GET /ping through it.
+    let mut pings = Vec::new();
+    for _ in 0..ROUND_TRIPS {
+        let start = Instant::now();
+        let resp = bench
+            .client
+            .get(format!("{url}/ping"))
+            .header("X-EXECD-ACCESS-TOKEN", &token)
+            .send()
+            .await?;
+        if !resp.status().is_success() {
+            bail!("ping answered {}", resp.status());
+        }
+        pings.push(start.elapsed());
+    }
+    pings.sort();
+    println!(
+        "ping through the proxy: p50 {}  p95 {}  (n={ROUND_TRIPS})",
+        ms(percentile(&pings, 0.5)),
+        ms(percentile(&pings, 0.95))
     );
 
     // 3. stdout streaming: 100 MiB as 1 KiB lines.
@@ -259,7 +314,11 @@ async fn run_all(bench: &Bench) -> Result<()> {
         bail!("upload answered {}", resp.status());
     }
     let took = start.elapsed();
-    println!("upload: {} (256 MiB in {}; target >= 200 MB/s)", mbps(FILE_BYTES, took), ms(took));
+    println!(
+        "upload: {} (256 MiB in {}; target >= 200 MB/s)",
+        mbps(FILE_BYTES, took),
+        ms(took)
+    );
 
     // 5. Download 256 MiB.
     let start = Instant::now();
@@ -278,7 +337,11 @@ async fn run_all(bench: &Bench) -> Result<()> {
     if got != FILE_BYTES {
         bail!("download returned {got} bytes");
     }
-    println!("download: {} (256 MiB in {}; target >= 200 MB/s)", mbps(got, took), ms(took));
+    println!(
+        "download: {} (256 MiB in {}; target >= 200 MB/s)",
+        mbps(got, took),
+        ms(took)
+    );
     bench.delete(&keep).await;
     Ok(())
 }

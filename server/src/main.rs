@@ -11,7 +11,11 @@ use tracing_subscriber::EnvFilter;
 /// OpenSandbox reference server: the lifecycle API, with each sandbox isolated by
 /// bubblewrap and its execd API served through `/sandboxes/{id}/proxy/44772/...`.
 #[derive(Debug, Parser)]
-#[command(name = "opensandbox-server", version, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "opensandbox-server",
+    version,
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -54,7 +58,9 @@ fn main() -> ExitCode {
                 eprintln!("opensandbox-server agent: {e}");
                 return ExitCode::from(2);
             }
-            let result = runtime().map_err(anyhow::Error::msg).and_then(|rt| rt.block_on(agent::run(args)));
+            let result = runtime()
+                .map_err(anyhow::Error::msg)
+                .and_then(|rt| rt.block_on(agent::run(args)));
             match result {
                 Ok(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
                 Err(e) => {

@@ -8,7 +8,10 @@ use common::{Server, EXECD_PORT, KEY};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-fn with_headers(mut req: reqwest::RequestBuilder, headers: &[(String, String)]) -> reqwest::RequestBuilder {
+fn with_headers(
+    mut req: reqwest::RequestBuilder,
+    headers: &[(String, String)],
+) -> reqwest::RequestBuilder {
     for (k, v) in headers {
         req = req.header(k, v);
     }
@@ -42,8 +45,14 @@ async fn proxy_requires_the_sandboxes_own_secret() {
     // No secret, a wrong one, the API key instead, A's secret on B: all 401 JSON.
     let attempts = vec![
         server.client.get(format!("{a_url}/ping")),
-        server.client.get(format!("{a_url}/ping")).header("X-EXECD-ACCESS-TOKEN", "0".repeat(64)),
-        server.client.get(format!("{a_url}/ping")).header("OPEN-SANDBOX-API-KEY", KEY),
+        server
+            .client
+            .get(format!("{a_url}/ping"))
+            .header("X-EXECD-ACCESS-TOKEN", "0".repeat(64)),
+        server
+            .client
+            .get(format!("{a_url}/ping"))
+            .header("OPEN-SANDBOX-API-KEY", KEY),
         with_headers(server.client.get(format!("{b_url}/ping")), &a_headers),
     ];
     for req in attempts {
@@ -72,7 +81,11 @@ async fn proxy_requires_the_sandboxes_own_secret() {
     assert_eq!(resp.status().as_u16(), 404);
 
     // A deleted sandbox is gone for the proxy too.
-    server.delete(&format!("/v1/sandboxes/{a}")).send().await.expect("delete");
+    server
+        .delete(&format!("/v1/sandboxes/{a}"))
+        .send()
+        .await
+        .expect("delete");
     let resp = with_headers(server.client.get(format!("{a_url}/ping")), &a_headers)
         .send()
         .await
@@ -83,10 +96,14 @@ async fn proxy_requires_the_sandboxes_own_secret() {
 #[tokio::test]
 async fn command_streams_through_the_proxy() {
     let server = Server::start(&[]);
-    let id = server.create_idle(json!({"env": {"GREETING": "hello-env"}})).await;
+    let id = server
+        .create_idle(json!({"env": {"GREETING": "hello-env"}}))
+        .await;
     let (stdout, code) = server.run(&id, "echo hello; echo $GREETING; pwd").await;
     assert_eq!(code, Some(0), "{stdout:?}");
-    assert_eq!(stdout, vec!["hello", "hello-env", "/workspace"]);
+    assert_eq!(stdout[..2], ["hello", "hello-env"]);
+    // Without isolation the workspace is a host directory ending in `workspace`.
+    assert!(stdout[2].ends_with("/workspace"), "{stdout:?}");
     let (_, code) = server.run(&id, "exit 3").await;
     assert_eq!(code, Some(3));
 
@@ -100,11 +117,18 @@ async fn command_streams_through_the_proxy() {
     let started = std::time::Instant::now();
     let mut seen = String::new();
     while !seen.contains("first") {
-        let chunk = resp.chunk().await.expect("chunk").expect("stream ended early");
+        let chunk = resp
+            .chunk()
+            .await
+            .expect("chunk")
+            .expect("stream ended early");
         seen.push_str(&String::from_utf8_lossy(&chunk));
     }
     // Generous bound: only a proxy that buffers the whole body would wait 3 s.
-    assert!(started.elapsed() < std::time::Duration::from_millis(2500), "stream was buffered");
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(2500),
+        "stream was buffered"
+    );
     while let Some(chunk) = resp.chunk().await.expect("chunk") {
         seen.push_str(&String::from_utf8_lossy(&chunk));
     }
@@ -144,7 +168,10 @@ async fn upload_and_download_100_mb_through_the_proxy() {
 
     // The file landed inside the sandbox.
     let on_host = server.sandbox_fs(&id).join("workspace/big.bin");
-    assert_eq!(std::fs::metadata(&on_host).expect("uploaded").len(), size as u64);
+    assert_eq!(
+        std::fs::metadata(&on_host).expect("uploaded").len(),
+        size as u64
+    );
 
     let mut resp = with_headers(server.client.get(format!("{url}/files/download")), &headers)
         .query(&[("path", "/workspace/big.bin")])
@@ -177,10 +204,24 @@ async fn sandboxes_are_isolated_from_each_other_and_the_host() {
     let b = server.create_idle(json!({})).await;
 
     // B's files are not visible from A (same paths, different directories).
-    let (_, code) = server.run(&b, "echo secret-of-b > /workspace/b-only.txt && echo x > /tmp/b-tmp").await;
+    let (_, code) = server
+        .run(
+            &b,
+            "echo secret-of-b > /workspace/b-only.txt && echo x > /tmp/b-tmp",
+        )
+        .await;
     assert_eq!(code, Some(0));
-    let (out, _) = server.run(&a, "ls -a /workspace /tmp; test -e /workspace/b-only.txt && echo VISIBLE").await;
-    assert!(!out.iter().any(|l| l.contains("VISIBLE") || l.contains("b-only") || l.contains("b-tmp")), "{out:?}");
+    let (out, _) = server
+        .run(
+            &a,
+            "ls -a /workspace /tmp; test -e /workspace/b-only.txt && echo VISIBLE",
+        )
+        .await;
+    assert!(
+        !out.iter()
+            .any(|l| l.contains("VISIBLE") || l.contains("b-only") || l.contains("b-tmp")),
+        "{out:?}"
+    );
 
     // Neither the data directory nor the host's home is mounted.
     let marker = format!("/root/.osb-isolation-marker-{}", std::process::id());
@@ -199,7 +240,12 @@ async fn sandboxes_are_isolated_from_each_other_and_the_host() {
     assert_eq!(out, vec!["done"], "{out:?}");
 
     // Only loopback in the network namespace.
-    let (out, code) = server.run(&a, "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '").await;
+    let (out, code) = server
+        .run(
+            &a,
+            "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '",
+        )
+        .await;
     assert_eq!(code, Some(0));
     assert_eq!(out, vec!["lo"]);
 
@@ -207,7 +253,12 @@ async fn sandboxes_are_isolated_from_each_other_and_the_host() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let (out, _) = server
-        .run(&a, &format!("(echo > /dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo CONNECTED || echo refused"))
+        .run(
+            &a,
+            &format!(
+                "(echo > /dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo CONNECTED || echo refused"
+            ),
+        )
         .await;
     assert_eq!(out, vec!["refused"]);
 
@@ -216,7 +267,12 @@ async fn sandboxes_are_isolated_from_each_other_and_the_host() {
     assert_eq!(out, vec![format!("sandbox-{}", &a[..8]), "0".to_string()]);
 
     // System directories are read-only.
-    let (out, _) = server.run(&a, "touch /usr/osb-test 2>/dev/null && echo WRITABLE || echo readonly").await;
+    let (out, _) = server
+        .run(
+            &a,
+            "touch /usr/osb-test 2>/dev/null && echo WRITABLE || echo readonly",
+        )
+        .await;
     assert_eq!(out, vec!["readonly"]);
 }
 
@@ -241,5 +297,8 @@ async fn host_volumes_are_mounted_and_read_only_is_honoured() {
         .await;
     assert_eq!(code, Some(0));
     assert_eq!(out, vec!["from host", "ro-ok"]);
-    assert_eq!(std::fs::read(shared.path().join("out.txt")).expect("out"), b"written\n");
+    assert_eq!(
+        std::fs::read(shared.path().join("out.txt")).expect("out"),
+        b"written\n"
+    );
 }

@@ -40,6 +40,8 @@ pub struct StubState {
     pub big_sha: Mutex<Option<String>>,
     /// Pings answered 503 before the first 200.
     pub unready_pings: AtomicUsize,
+    /// Headers of the last create request.
+    pub create_headers: Mutex<Option<HeaderMap>>,
 }
 
 impl StubState {
@@ -110,6 +112,7 @@ async fn create(
     Json(body): Json<Value>,
 ) -> Response {
     st.hit("create");
+    *st.create_headers.lock().expect("lock") = Some(headers.clone());
     if headers
         .get("open-sandbox-api-key")
         .and_then(|v| v.to_str().ok())
@@ -258,6 +261,14 @@ async fn command(
         return (
             StatusCode::UNAUTHORIZED,
             Json(json!({"error": "missing token"})),
+        )
+            .into_response();
+    }
+    // The lifecycle API key must never leak to a sandbox endpoint.
+    if headers.contains_key("open-sandbox-api-key") {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"code": "LEAK", "message": "api key sent to execd"})),
         )
             .into_response();
     }

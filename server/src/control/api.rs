@@ -15,8 +15,8 @@ use serde_json::json;
 use super::diagnostics::{self, Kind};
 use super::error::{ApiError, ApiJson, ApiPath, ApiResult};
 use super::models::{
-    rfc3339, CreateSandboxRequest, CreateSnapshotRequest, Endpoint, ListResponse,
-    PaginationInfo, RenewRequest, Sandbox, Snapshot,
+    rfc3339, CreateSandboxRequest, CreateSnapshotRequest, Endpoint, ListResponse, PaginationInfo,
+    RenewRequest, Sandbox, Snapshot,
 };
 use super::Control;
 
@@ -132,8 +132,7 @@ pub async fn list_sandboxes(
         .into_iter()
         .filter(|r| !r.deleted)
         .filter(|r| {
-            states.is_empty()
-                || states.contains(&r.status.state.as_str().to_ascii_lowercase())
+            states.is_empty() || states.contains(&r.status.state.as_str().to_ascii_lowercase())
         })
         .filter(|r| {
             metadata
@@ -167,7 +166,9 @@ pub async fn patch_metadata(
     ApiJson(patch): ApiJson<serde_json::Value>,
 ) -> ApiResult<Json<Sandbox>> {
     let serde_json::Value::Object(patch) = patch else {
-        return Err(ApiError::invalid("the metadata patch must be a JSON object"));
+        return Err(ApiError::invalid(
+            "the metadata patch must be a JSON object",
+        ));
     };
     Ok(Json(control.patch_metadata(&id, patch).await?.to_api()))
 }
@@ -211,8 +212,13 @@ pub async fn get_endpoint(
     let pairs = query_pairs(raw.as_deref());
     if let Some(v) = last(&pairs, "use_server_proxy") {
         // Accepted for compatibility: every endpoint goes through the server anyway.
-        if !matches!(v.to_ascii_lowercase().as_str(), "true" | "false" | "1" | "0") {
-            return Err(ApiError::invalid("`use_server_proxy` must be true or false"));
+        if !matches!(
+            v.to_ascii_lowercase().as_str(),
+            "true" | "false" | "1" | "0"
+        ) {
+            return Err(ApiError::invalid(
+                "`use_server_proxy` must be true or false",
+            ));
         }
     }
     if last(&pairs, "expires").is_some() {
@@ -253,7 +259,10 @@ pub async fn create_snapshot(
         CreateSnapshotRequest::default()
     } else {
         serde_json::from_slice(&body).map_err(|e| {
-            ApiError::bad_request("SANDBOX::INVALID_REQUEST_BODY", format!("invalid JSON: {e}"))
+            ApiError::bad_request(
+                "SANDBOX::INVALID_REQUEST_BODY",
+                format!("invalid JSON: {e}"),
+            )
         })?
     };
     let snapshot = control.create_snapshot(&id, req.name).await?;
@@ -303,7 +312,12 @@ pub async fn delete_snapshot(
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn diagnostics(control: &Control, id: &str, raw: Option<&str>, kind: Kind) -> ApiResult<Response> {
+async fn diagnostics(
+    control: &Control,
+    id: &str,
+    raw: Option<&str>,
+    kind: Kind,
+) -> ApiResult<Response> {
     let record = control.sandbox(id)?;
     let log = control.runtime.paths(id).log;
     let pairs = query_pairs(raw);

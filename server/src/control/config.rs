@@ -29,7 +29,11 @@ pub struct ServeArgs {
     pub api_key: Option<String>,
 
     /// Directory holding the database, the sandboxes' files and the snapshots.
-    #[arg(long, env = "OPENSANDBOX_DATA_DIR", default_value = "./.opensandbox-data")]
+    #[arg(
+        long,
+        env = "OPENSANDBOX_DATA_DIR",
+        default_value = "./.opensandbox-data"
+    )]
     pub data_dir: PathBuf,
 
     /// SQLite database file [default: DATA_DIR/opensandbox.db].
@@ -37,7 +41,12 @@ pub struct ServeArgs {
     pub db: Option<PathBuf>,
 
     /// How sandboxes are isolated from the host and from each other.
-    #[arg(long, env = "OPENSANDBOX_ISOLATION", value_enum, default_value = "auto")]
+    #[arg(
+        long,
+        env = "OPENSANDBOX_ISOLATION",
+        value_enum,
+        default_value = "auto"
+    )]
     pub isolation: IsolationMode,
 
     /// HOST:PORT used in the endpoint URLs handed to clients [default: the request's

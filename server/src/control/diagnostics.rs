@@ -49,7 +49,12 @@ fn read_log_tail(path: &Path) -> ApiResult<(String, bool)> {
     let mut file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((String::new(), false)),
-        Err(e) => return Err(ApiError::internal(format!("reading {}: {e}", path.display()))),
+        Err(e) => {
+            return Err(ApiError::internal(format!(
+                "reading {}: {e}",
+                path.display()
+            )))
+        }
     };
     let len = file
         .metadata()
@@ -94,7 +99,11 @@ pub fn scoped(record: &SandboxRecord, log: &Path, kind: Kind, scope: &str) -> Ap
     if !known.contains(&scope) {
         warnings.push(format!(
             "scope {scope:?} has no dedicated source on this server; served the sandbox's {}",
-            if kind == Kind::Logs { "process output" } else { "lifecycle events" }
+            if kind == Kind::Logs {
+                "process output"
+            } else {
+                "lifecycle events"
+            }
         ));
     }
     let (content, truncated) = match kind {
@@ -115,7 +124,13 @@ pub fn scoped(record: &SandboxRecord, log: &Path, kind: Kind, scope: &str) -> Ap
     .into_response())
 }
 
-fn bounded(value: Option<&str>, name: &str, min: usize, max: usize, default: usize) -> ApiResult<usize> {
+fn bounded(
+    value: Option<&str>,
+    name: &str,
+    min: usize,
+    max: usize,
+    default: usize,
+) -> ApiResult<usize> {
     match value {
         None => Ok(default),
         Some(v) => match v.parse::<usize>() {
@@ -171,7 +186,10 @@ mod tests {
     fn log_tail_is_capped() -> anyhow::Result<()> {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("log");
-        assert_eq!(read_log_tail(&path).map_err(anyhow::Error::msg)?, (String::new(), false));
+        assert_eq!(
+            read_log_tail(&path).map_err(anyhow::Error::msg)?,
+            (String::new(), false)
+        );
         std::fs::write(&path, vec![b'x'; (MAX_INLINE + 10) as usize])?;
         let (content, truncated) = read_log_tail(&path).map_err(anyhow::Error::msg)?;
         assert!(truncated);

@@ -30,7 +30,9 @@ pub fn mode(policy: &NetworkPolicy) -> &'static str {
 /// A sandbox created without a policy gets upstream's allow-all sidecar default.
 fn effective(policy: Option<&NetworkPolicy>) -> NetworkPolicy {
     match policy {
-        Some(p) if p.default_action.is_some() || p.egress.as_ref().is_some_and(|e| !e.is_empty()) => {
+        Some(p)
+            if p.default_action.is_some() || p.egress.as_ref().is_some_and(|e| !e.is_empty()) =>
+        {
             p.clone()
         }
         _ => NetworkPolicy {
@@ -83,13 +85,18 @@ fn status_body(policy: &NetworkPolicy) -> serde_json::Value {
 }
 
 fn parse<T: serde::de::DeserializeOwned>(body: &[u8], what: &str) -> ApiResult<T> {
-    serde_json::from_slice(body).map_err(|e| {
-        ApiError::bad_request("EGRESS::INVALID_REQUEST_BODY", format!("{what}: {e}"))
-    })
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request("EGRESS::INVALID_REQUEST_BODY", format!("{what}: {e}")))
 }
 
 impl Control {
-    pub async fn egress(&self, id: &str, method: Method, path: &str, body: Body) -> ApiResult<Response> {
+    pub async fn egress(
+        &self,
+        id: &str,
+        method: Method,
+        path: &str,
+        body: Body,
+    ) -> ApiResult<Response> {
         let path = path.trim_end_matches('/');
         match (method.as_str(), path) {
             ("GET", "/healthz") => return Ok((StatusCode::OK, "ok").into_response()),
@@ -177,7 +184,10 @@ mod tests {
     fn merge_lets_incoming_win_and_first_duplicate_win() {
         let stored = NetworkPolicy {
             default_action: Some(RuleAction::Deny),
-            egress: Some(vec![rule(RuleAction::Allow, "a.com"), rule(RuleAction::Allow, "b.com")]),
+            egress: Some(vec![
+                rule(RuleAction::Allow, "a.com"),
+                rule(RuleAction::Allow, "b.com"),
+            ]),
         };
         let merged = merge(
             &stored,

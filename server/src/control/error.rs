@@ -84,7 +84,13 @@ impl ApiError {
 
 impl std::fmt::Display for ApiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}: {}", self.status.as_u16(), self.code, self.message)
+        write!(
+            f,
+            "{} {}: {}",
+            self.status.as_u16(),
+            self.code,
+            self.message
+        )
     }
 }
 
@@ -111,7 +117,11 @@ impl From<JsonRejection> for ApiError {
             StatusCode::PAYLOAD_TOO_LARGE => StatusCode::PAYLOAD_TOO_LARGE,
             _ => StatusCode::BAD_REQUEST,
         };
-        Self::new(status, "SANDBOX::INVALID_REQUEST_BODY", rejection.body_text())
+        Self::new(
+            status,
+            "SANDBOX::INVALID_REQUEST_BODY",
+            rejection.body_text(),
+        )
     }
 }
 

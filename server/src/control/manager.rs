@@ -26,6 +26,8 @@ const METADATA_RESERVED_PREFIX: &str = "opensandbox.io/";
 const DEFAULT_SNAPSHOT_ENTRYPOINT: [&str; 3] = ["tail", "-f", "/dev/null"];
 /// How long create waits for the agent to answer before returning `Pending`.
 const READY_WAIT: Duration = Duration::from_secs(10);
+/// How long a sandbox still Pending after `READY_WAIT` may take to become Running.
+const LATE_READY_WAIT: Duration = Duration::from_secs(300);
 
 /// Per-sandbox locks and expiry times; the store remains the source of truth.
 #[derive(Default)]
@@ -111,7 +113,10 @@ impl Control {
         Ok(())
     }
 
-    pub async fn create_sandbox(self: &Arc<Self>, req: CreateSandboxRequest) -> ApiResult<SandboxRecord> {
+    pub async fn create_sandbox(
+        self: &Arc<Self>,
+        req: CreateSandboxRequest,
+    ) -> ApiResult<SandboxRecord> {
         let mut record = self.validate_create(req)?;
         let paths = self.runtime.paths(&record.id);
         self.runtime.prepare(&paths)?;
@@ -145,7 +150,20 @@ impl Control {
         self.watch_child(record.id.clone(), child);
         drop(guard);
 
-        let ready = self.wait_ready(&record).await;
+        let ready = self.wait_ready(&record, READY_WAIT).await;
+        if !ready {
+            // Answer now with Pending, and keep watching so the sandbox still becomes
+            // Running when a slow agent comes up.
+            let control = Arc::clone(self);
+            let pending = record.clone();
+            tokio::spawn(async move {
+                if control.wait_ready(&pending, LATE_READY_WAIT).await {
+                    if let Err(err) = control.mark_running(&pending).await {
+                        tracing::error!(sandbox = pending.id, error = %err, "marking a sandbox Running");
+                    }
+                }
+            });
+        }
         let _guard = lock.lock().await;
         let mut record = self.store.get_sandbox(&record.id)?.unwrap_or(record);
         if ready && record.status.state == SandboxState::Pending {
@@ -153,6 +171,18 @@ impl Control {
             self.save(&record)?;
         }
         Ok(record)
+    }
+
+    async fn mark_running(&self, pending: &SandboxRecord) -> ApiResult<()> {
+        let lock = self.registry.lock_for(&pending.id);
+        let _guard = lock.lock().await;
+        if let Some(mut record) = self.store.get_sandbox(&pending.id)? {
+            if record.status.state == SandboxState::Pending {
+                record.transition(SandboxState::Running, "RUNNING", None);
+                self.save(&record)?;
+            }
+        }
+        Ok(())
     }
 
     fn validate_create(&self, req: CreateSandboxRequest) -> ApiResult<SandboxRecord> {
@@ -185,7 +215,10 @@ impl Control {
                     ));
                 }
                 req.entrypoint.clone().unwrap_or_else(|| {
-                    DEFAULT_SNAPSHOT_ENTRYPOINT.iter().map(|s| s.to_string()).collect()
+                    DEFAULT_SNAPSHOT_ENTRYPOINT
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect()
                 })
             }
         };
@@ -267,7 +300,9 @@ impl Control {
             .filter_map(|(k, v)| v.map(|v| (k, v)))
             .collect();
         if env.keys().any(|k| k.is_empty() || k.contains('=')) {
-            return Err(ApiError::invalid("env names must be non-empty and contain no `=`"));
+            return Err(ApiError::invalid(
+                "env names must be non-empty and contain no `=`",
+            ));
         }
         let mut image = req.image;
         if let Some(image) = image.as_mut() {
@@ -331,7 +366,10 @@ impl Control {
                     v.name
                 )));
             };
-            if v.sub_path.as_deref().is_some_and(|s| s.split('/').any(|p| p == "..")) {
+            if v.sub_path
+                .as_deref()
+                .is_some_and(|s| s.split('/').any(|p| p == ".."))
+            {
                 return Err(ApiError::bad_request(
                     "VOLUME::INVALID_SUB_PATH",
                     format!("volume {:?}: subPath must stay inside the volume", v.name),
@@ -361,9 +399,9 @@ impl Control {
     }
 
     /// Pings the agent until it answers, the process dies, or the wait is over.
-    async fn wait_ready(&self, record: &SandboxRecord) -> bool {
+    async fn wait_ready(&self, record: &SandboxRecord, wait: Duration) -> bool {
         let socket = self.runtime.paths(&record.id).socket;
-        let deadline = tokio::time::Instant::now() + READY_WAIT;
+        let deadline = tokio::time::Instant::now() + wait;
         // A short fixed period: the agent is usually up within tens of milliseconds and
         // create latency is what clients feel; a failed connect costs microseconds.
         let delay = Duration::from_millis(2);
@@ -431,18 +469,34 @@ impl Control {
                 None => record.transition(
                     SandboxState::Failed,
                     "SANDBOX_EXITED",
-                    Some("the sandbox's processes exited unexpectedly (see diagnostics logs)".into()),
+                    Some(
+                        "the sandbox's processes exited unexpectedly (see diagnostics logs)".into(),
+                    ),
                 ),
             }
-            tracing::info!(sandbox = id, state = record.status.state.as_str(), "sandbox ended");
+            tracing::info!(
+                sandbox = id,
+                state = record.status.state.as_str(),
+                "sandbox ended"
+            );
         }
         if let Err(err) = self.store.put_sandbox(&record) {
-            tracing::error!(sandbox = id, error = format!("{err:#}"), "recording a sandbox's end");
+            tracing::error!(
+                sandbox = id,
+                error = format!("{err:#}"),
+                "recording a sandbox's end"
+            );
         }
     }
 
     /// Stops the sandbox's processes and records `state`/`reason`.
-    fn terminate(&self, record: &mut SandboxRecord, state: SandboxState, reason: &str, message: &str) {
+    fn terminate(
+        &self,
+        record: &mut SandboxRecord,
+        state: SandboxState,
+        reason: &str,
+        message: &str,
+    ) {
         if !record.status.state.is_terminal() {
             record.transition(state, reason, Some(message.to_string()));
         }
@@ -456,7 +510,12 @@ impl Control {
         let lock = self.registry.lock_for(id);
         let _guard = lock.lock().await;
         let mut record = self.sandbox(id)?;
-        self.terminate(&mut record, SandboxState::Terminated, "DELETED", "deleted through the API");
+        self.terminate(
+            &mut record,
+            SandboxState::Terminated,
+            "DELETED",
+            "deleted through the API",
+        );
         record.deleted = true;
         self.save(&record)?;
         let base = self.runtime.paths(id).base;
@@ -475,7 +534,10 @@ impl Control {
         if record.status.state != SandboxState::Running {
             return Err(ApiError::conflict(
                 "SANDBOX::NOT_RUNNING",
-                format!("sandbox {id} is {}, not Running", record.status.state.as_str()),
+                format!(
+                    "sandbox {id} is {}, not Running",
+                    record.status.state.as_str()
+                ),
             ));
         }
         if let Some(pid) = record.pid {
@@ -492,7 +554,10 @@ impl Control {
         if record.status.state != SandboxState::Paused {
             return Err(ApiError::conflict(
                 "SANDBOX::NOT_PAUSED",
-                format!("sandbox {id} is {}, not Paused", record.status.state.as_str()),
+                format!(
+                    "sandbox {id} is {}, not Paused",
+                    record.status.state.as_str()
+                ),
             ));
         }
         if let Some(pid) = record.pid {
@@ -504,7 +569,9 @@ impl Control {
 
     pub async fn renew_sandbox(&self, id: &str, expires_at: &str) -> ApiResult<DateTime<Utc>> {
         let at = DateTime::parse_from_rfc3339(expires_at)
-            .map_err(|e| ApiError::invalid(format!("`expiresAt` {expires_at:?} is not RFC 3339: {e}")))?
+            .map_err(|e| {
+                ApiError::invalid(format!("`expiresAt` {expires_at:?} is not RFC 3339: {e}"))
+            })?
             .with_timezone(&Utc);
         let now = Utc::now();
         if at <= now {
@@ -597,7 +664,12 @@ impl Control {
             return Ok(());
         }
         tracing::info!(sandbox = id, "sandbox expired");
-        self.terminate(&mut record, SandboxState::Terminated, "TTL_EXPIRED", "the sandbox's timeout expired");
+        self.terminate(
+            &mut record,
+            SandboxState::Terminated,
+            "TTL_EXPIRED",
+            "the sandbox's timeout expired",
+        );
         self.save(&record)
     }
 
@@ -607,7 +679,9 @@ impl Control {
             if record.deleted || record.status.state.is_terminal() {
                 continue;
             }
-            let alive = record.pid.is_some_and(|pid| runtime::is_alive(pid, record.pid_start));
+            let alive = record
+                .pid
+                .is_some_and(|pid| runtime::is_alive(pid, record.pid_start));
             let socket = self.runtime.paths(&record.id).socket;
             let answers = alive
                 && (record.status.state == SandboxState::Paused

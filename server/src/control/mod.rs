@@ -45,6 +45,8 @@ use store::Store;
 
 /// JSON bodies of the lifecycle API; the proxy route has no limit.
 const JSON_BODY_LIMIT: usize = 10 * 1024 * 1024;
+/// How long open connections may delay the exit after SIGINT/SIGTERM.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Shared state of the control plane.
 pub struct Control {
@@ -103,7 +105,10 @@ fn api_routes(control: &Arc<Control>) -> Router<Arc<Control>> {
             "/sandboxes/{sandbox_id}",
             get(api::get_sandbox).delete(api::delete_sandbox),
         )
-        .route("/sandboxes/{sandbox_id}/metadata", patch(api::patch_metadata))
+        .route(
+            "/sandboxes/{sandbox_id}/metadata",
+            patch(api::patch_metadata),
+        )
         .route("/sandboxes/{sandbox_id}/pause", post(api::pause_sandbox))
         .route("/sandboxes/{sandbox_id}/resume", post(api::resume_sandbox))
         .route(
@@ -215,10 +220,24 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     );
     // A fixed line on stdout tells scripts and tests the bound port (`--listen :0`).
     println!("opensandbox-server listening on {listen}");
-    axum::serve(listener, router(control))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .context("serving HTTP")
+    let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = axum::serve(listener, router(control)).with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        let _ = stopping_tx.send(());
+    });
+    // Open streams (a metrics watch, a long command) would hold a graceful shutdown
+    // forever: they get a short grace, then the process exits anyway.
+    let grace = async move {
+        if stopping_rx.await.is_ok() {
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        served = server => served.context("serving HTTP"),
+        _ = grace => Ok(()),
+    }
 }
 
 async fn shutdown_signal() {

@@ -30,7 +30,10 @@ mod rfc3339_ser {
         use chrono::{DateTime, Utc};
         use serde::{Deserialize, Deserializer, Serializer};
 
-        pub fn serialize<S: Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+        pub fn serialize<S: Serializer>(
+            t: &Option<DateTime<Utc>>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
             match t {
                 Some(t) => s.serialize_str(&super::super::rfc3339(t)),
                 None => s.serialize_none(),

@@ -43,7 +43,10 @@ const PRIVATE: [&str; 5] = [
 /// Splits `/{v1/}sandboxes/{id}/proxy/{port}{rest}` into id, port and the raw rest
 /// (still percent-encoded, exactly as the client sent it).
 pub fn split_proxy_path(path: &str) -> Option<(&str, &str, &str)> {
-    let path = path.strip_prefix("/v1").filter(|p| p.starts_with('/')).unwrap_or(path);
+    let path = path
+        .strip_prefix("/v1")
+        .filter(|p| p.starts_with('/'))
+        .unwrap_or(path);
     let rest = path.strip_prefix("/sandboxes/")?;
     let (id, rest) = rest.split_once('/')?;
     let rest = rest.strip_prefix("proxy/")?;
@@ -134,7 +137,17 @@ async fn forward(control: &Control, request: Request) -> ApiResult<Response> {
     };
     let (mut parts, body) = request.into_parts();
     strip_headers(&mut parts.headers, &PRIVATE);
-    parts.headers.insert(header::HOST, HeaderValue::from_static("sandbox"));
+    // Like upstream's proxy: tell the sandbox how the client reached us.
+    if let Some(host) = parts.headers.get(header::HOST).cloned() {
+        parts.headers.entry("x-forwarded-host").or_insert(host);
+    }
+    parts
+        .headers
+        .entry("x-forwarded-proto")
+        .or_insert(HeaderValue::from_static("http"));
+    parts
+        .headers
+        .insert(header::HOST, HeaderValue::from_static("sandbox"));
     let mut upstream = http::Request::builder()
         .method(parts.method)
         .uri(&path_and_query)

@@ -128,8 +128,7 @@ impl Runtime {
     pub fn prepare(&self, paths: &SandboxPaths) -> Result<()> {
         for (name, _) in WRITABLE_DIRS {
             let dir = paths.writable_dir(name);
-            std::fs::create_dir_all(&dir)
-                .with_context(|| format!("creating {}", dir.display()))?;
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         std::fs::create_dir_all(&paths.run)
             .with_context(|| format!("creating {}", paths.run.display()))?;
@@ -193,7 +192,11 @@ impl Runtime {
         for volume in &record.volumes {
             let Some(host) = &volume.host else { continue };
             let source = volume_source(&host.path, volume.sub_path.as_deref())?;
-            let flag = if volume.read_only { "--ro-bind" } else { "--bind" };
+            let flag = if volume.read_only {
+                "--ro-bind"
+            } else {
+                "--bind"
+            };
             cmd.arg(flag).arg(source).arg(&volume.mount_path);
         }
         let short_id: String = record.id.chars().take(8).collect();
@@ -232,8 +235,9 @@ impl Runtime {
                     .with_context(|| format!("creating {}", parent.display()))?;
             }
             if !link.exists() {
-                std::os::unix::fs::symlink(&source, &link)
-                    .with_context(|| format!("linking {} to {}", link.display(), source.display()))?;
+                std::os::unix::fs::symlink(&source, &link).with_context(|| {
+                    format!("linking {} to {}", link.display(), source.display())
+                })?;
             }
         }
         let home = paths.writable_dir("root");
@@ -278,7 +282,9 @@ fn namespace_args() -> [&'static str; 11] {
 /// Read-only mounts of the host's system directories, keeping merged-/usr symlinks.
 fn system_dir_args() -> Result<Vec<String>> {
     let mut args = Vec::new();
-    for dir in ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"] {
+    for dir in [
+        "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+    ] {
         let meta = match std::fs::symlink_metadata(dir) {
             Ok(meta) => meta,
             Err(_) => continue,
@@ -380,14 +386,18 @@ pub fn process_tree(root: i32) -> Vec<i32> {
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
     if let Ok(entries) = std::fs::read_dir("/proc") {
         for entry in entries.flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok())
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<i32>().ok())
             else {
                 continue;
             };
             let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
                 continue;
             };
-            if let Some(ppid) = stat_fields(&stat).and_then(|f| f.get(1).and_then(|p| p.parse().ok()))
+            if let Some(ppid) =
+                stat_fields(&stat).and_then(|f| f.get(1).and_then(|p| p.parse().ok()))
             {
                 children.entry(ppid).or_default().push(pid);
             }

@@ -32,8 +32,8 @@ pub fn copy_tree(from: &Path, to: &Path) -> Result<()> {
         if kind.is_dir() {
             copy_tree(&src, &dst)?;
         } else if kind.is_symlink() {
-            let target =
-                std::fs::read_link(&src).with_context(|| format!("reading link {}", src.display()))?;
+            let target = std::fs::read_link(&src)
+                .with_context(|| format!("reading link {}", src.display()))?;
             let _ = std::fs::remove_file(&dst);
             std::os::unix::fs::symlink(&target, &dst)
                 .with_context(|| format!("creating link {}", dst.display()))?;
@@ -122,7 +122,11 @@ impl Control {
             // Deleted while copying: leave no record behind.
             if matches!(control.store.get_snapshot(&finished.id), Ok(Some(_))) {
                 if let Err(err) = control.store.put_snapshot(&finished) {
-                    tracing::error!(snapshot = finished.id, error = format!("{err:#}"), "recording a snapshot");
+                    tracing::error!(
+                        snapshot = finished.id,
+                        error = format!("{err:#}"),
+                        "recording a snapshot"
+                    );
                 }
             }
         });
@@ -146,7 +150,9 @@ impl Control {
         self.store.delete_snapshot(id)?;
         let dir = self.snapshot_dir(id);
         // The record is gone already; a leftover directory only costs disk space.
-        if let Ok(Err(err)) = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(&dir)).await {
+        if let Ok(Err(err)) =
+            tokio::task::spawn_blocking(move || std::fs::remove_dir_all(&dir)).await
+        {
             tracing::warn!(snapshot = id, error = %err, "removing a deleted snapshot's files");
         }
         Ok(())
@@ -173,10 +179,16 @@ mod tests {
         let copied = dst.path().join("copy");
         assert_eq!(std::fs::read(copied.join("a/b/f.txt"))?, b"hello");
         assert_eq!(
-            std::fs::metadata(copied.join("a/b/f.txt"))?.permissions().mode() & 0o777,
+            std::fs::metadata(copied.join("a/b/f.txt"))?
+                .permissions()
+                .mode()
+                & 0o777,
             0o750
         );
-        assert_eq!(std::fs::read_link(copied.join("a/link"))?, Path::new("b/f.txt"));
+        assert_eq!(
+            std::fs::read_link(copied.join("a/link"))?,
+            Path::new("b/f.txt")
+        );
         Ok(())
     }
 }

@@ -52,7 +52,9 @@ impl Store {
     fn conn(&self) -> MutexGuard<'_, Connection> {
         // A panic while holding the lock cannot leave a half-written row (SQLite
         // statements are atomic), so a poisoned lock is still safe to use.
-        self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.conn
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub fn put_sandbox(&self, record: &SandboxRecord) -> Result<()> {
@@ -97,7 +99,9 @@ impl Store {
             .prepare("SELECT id, record FROM sandboxes ORDER BY created_at, id")
             .context("listing sandboxes")?;
         let rows = stmt
-            .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))
+            .query_map([], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })
             .context("listing sandboxes")?;
         let mut out = Vec::new();
         for row in rows {
@@ -151,7 +155,9 @@ impl Store {
             .prepare("SELECT id, record FROM snapshots ORDER BY created_at, id")
             .context("listing snapshots")?;
         let rows = stmt
-            .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))
+            .query_map([], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })
             .context("listing snapshots")?;
         let mut out = Vec::new();
         for row in rows {
@@ -175,9 +181,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::control::models::{
-        SandboxState, SandboxStatus, SnapshotState, SnapshotStatus,
-    };
+    use crate::control::models::{SandboxState, SandboxStatus, SnapshotState, SnapshotStatus};
     use chrono::Utc;
 
     fn record(id: &str) -> SandboxRecord {

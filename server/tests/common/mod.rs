@@ -145,6 +145,23 @@ impl Server {
         }
     }
 
+    /// Sends SIGTERM and waits for the server to exit; returns its exit status.
+    pub fn terminate_server(&mut self) -> Option<std::process::ExitStatus> {
+        let mut child = self.child.take()?;
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        None
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
     }
@@ -154,24 +171,37 @@ impl Server {
     }
 
     pub fn get(&self, path: &str) -> reqwest::RequestBuilder {
-        self.client.get(self.url(path)).header("OPEN-SANDBOX-API-KEY", KEY)
+        self.client
+            .get(self.url(path))
+            .header("OPEN-SANDBOX-API-KEY", KEY)
     }
 
     pub fn post(&self, path: &str) -> reqwest::RequestBuilder {
-        self.client.post(self.url(path)).header("OPEN-SANDBOX-API-KEY", KEY)
+        self.client
+            .post(self.url(path))
+            .header("OPEN-SANDBOX-API-KEY", KEY)
     }
 
     pub fn delete(&self, path: &str) -> reqwest::RequestBuilder {
-        self.client.delete(self.url(path)).header("OPEN-SANDBOX-API-KEY", KEY)
+        self.client
+            .delete(self.url(path))
+            .header("OPEN-SANDBOX-API-KEY", KEY)
     }
 
     pub fn patch(&self, path: &str) -> reqwest::RequestBuilder {
-        self.client.patch(self.url(path)).header("OPEN-SANDBOX-API-KEY", KEY)
+        self.client
+            .patch(self.url(path))
+            .header("OPEN-SANDBOX-API-KEY", KEY)
     }
 
     /// Creates a sandbox and returns the create response.
     pub async fn create(&self, body: Value) -> Value {
-        let resp = self.post("/v1/sandboxes").json(&body).send().await.expect("create");
+        let resp = self
+            .post("/v1/sandboxes")
+            .json(&body)
+            .send()
+            .await
+            .expect("create");
         let status = resp.status();
         let value: Value = resp.json().await.expect("create json");
         assert_eq!(status.as_u16(), 202, "create answered {status}: {value}");
@@ -223,14 +253,19 @@ impl Server {
     /// The endpoint response for `port`: (base URL with scheme, headers).
     pub async fn endpoint(&self, id: &str, port: u16) -> (String, Vec<(String, String)>) {
         let ep: Value = self
-            .get(&format!("/v1/sandboxes/{id}/endpoints/{port}?use_server_proxy=true"))
+            .get(&format!(
+                "/v1/sandboxes/{id}/endpoints/{port}?use_server_proxy=true"
+            ))
             .send()
             .await
             .expect("endpoint")
             .json()
             .await
             .expect("json");
-        let url = format!("http://{}", ep["endpoint"].as_str().expect("endpoint string"));
+        let url = format!(
+            "http://{}",
+            ep["endpoint"].as_str().expect("endpoint string")
+        );
         let headers = ep["headers"]
             .as_object()
             .map(|h| {
@@ -298,7 +333,11 @@ pub fn kill_processes_mentioning(dir: &Path) {
         return;
     };
     for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
             continue;
         };
         if pid == std::process::id() as i32 {

@@ -30,11 +30,6 @@ impl Args {
         Failure::Driver(format!("{}: argument {name} must be {want}", self.op))
     }
 
-    /// The raw value, `None` when absent (a present `null` is `Some(Null)`).
-    pub fn raw(&self, name: &str) -> Option<&Value> {
-        self.map.get(name)
-    }
-
     /// Whether the argument is present (even as null).
     pub fn has(&self, name: &str) -> bool {
         self.map.contains_key(name)
@@ -169,8 +164,38 @@ impl Args {
     pub fn object(&self, name: &str) -> Result<Option<Args>, Failure> {
         match self.map.get(name) {
             None | Some(Value::Null) => Ok(None),
-            Some(v @ Value::Object(_)) => Ok(Some(Args::new(&format!("{}.{name}", self.op), v.clone()))),
+            Some(v @ Value::Object(_)) => {
+                Ok(Some(Args::new(&format!("{}.{name}", self.op), v.clone())))
+            }
             Some(_) => Err(self.bad(name, "an object")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn typed_access_and_errors_name_the_argument() {
+        let a = Args::new(
+            "x.op",
+            json!({"s": "v", "n": 5, "t": 1.5, "m": {"k": "v"}, "p": {"a": null}, "bad": 3}),
+        );
+        assert_eq!(a.str("s").expect("s"), "v");
+        assert_eq!(a.opt_u64("n").expect("n"), Some(5));
+        assert_eq!(
+            a.opt_secs("t").expect("t"),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(a.str_map("m").expect("m")["k"], "v");
+        assert_eq!(a.opt_str_map("p").expect("p")["a"], None);
+        assert!(!a.bool("absent").expect("absent bool"));
+        match a.str("bad") {
+            Err(Failure::Driver(m)) => assert!(m.contains("x.op") && m.contains("bad"), "{m}"),
+            other => panic!("expected a driver error, got {other:?}"),
+        }
+        assert!(a.str("missing").is_err());
     }
 }

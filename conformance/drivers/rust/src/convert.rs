@@ -3,8 +3,8 @@
 //! contract, whatever the core's serde attributes are.
 
 use opensandbox_core::models::{
-    CodeContext, CommandLogs, CommandStatus, DiagnosticContent, Endpoint, EntryInfo,
-    NetworkPolicy, PaginationInfo, SandboxInfo, SandboxMetrics, SnapshotInfo,
+    CodeContext, CommandLogs, CommandStatus, DiagnosticContent, Endpoint, EntryInfo, NetworkPolicy,
+    PaginationInfo, SandboxInfo, SandboxMetrics, SnapshotInfo,
 };
 use opensandbox_core::Execution;
 use serde_json::{json, Map, Value};

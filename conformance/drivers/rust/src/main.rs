@@ -74,7 +74,10 @@ async fn serve() -> std::io::Result<()> {
 }
 
 fn main() -> std::process::ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("opensandbox-conformance-rust: cannot start the runtime: {e}");

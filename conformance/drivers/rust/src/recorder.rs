@@ -120,3 +120,65 @@ impl ExecutionHandlers for Recorder {
         self.digest.is_some()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(text: &str) -> OutputMessage {
+        OutputMessage {
+            text: text.to_owned(),
+            timestamp: 0,
+            is_error: false,
+        }
+    }
+
+    #[test]
+    fn digest_rebuilds_lines_and_blank_lines() {
+        let mut r = Recorder::new(false, true);
+        for text in ["a", "\n", "b"] {
+            r.on_stdout(&msg(text)).expect("stdout");
+        }
+        assert!(r.skip_accumulation());
+        let extra = r.into_extra();
+        let want = hex_of(b"a\n\nb\n");
+        assert_eq!(extra["stdout_digest"]["sha256"], want);
+        assert_eq!(extra["stdout_digest"]["bytes"], 5);
+        assert_eq!(extra["stdout_digest"]["lines"], 3);
+        assert!(extra.get("events").is_none());
+    }
+
+    fn hex_of(data: &[u8]) -> String {
+        Sha256::digest(data)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    #[test]
+    fn events_keep_callback_order_and_init_is_reported() {
+        let (tx, mut rx) = oneshot::channel();
+        let mut r = Recorder::new(true, false).notify_init(tx);
+        r.on_init("exec-1", 0).expect("init");
+        r.on_stdout(&msg("out")).expect("stdout");
+        r.on_stderr(&msg("err")).expect("stderr");
+        r.on_error(&ExecutionError {
+            name: "CommandExecError".into(),
+            value: "3".into(),
+            timestamp: 0,
+            traceback: vec![],
+        })
+        .expect("error");
+        assert_eq!(rx.try_recv().expect("init id"), "exec-1");
+        assert!(!r.skip_accumulation());
+        let extra = r.into_extra();
+        let types: Vec<&str> = extra["events"]
+            .as_array()
+            .expect("events")
+            .iter()
+            .filter_map(|e| e["type"].as_str())
+            .collect();
+        assert_eq!(types, ["init", "stdout", "stderr", "error"]);
+        assert_eq!(extra["events"][3]["value"], "3");
+    }
+}

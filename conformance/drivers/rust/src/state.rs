@@ -67,7 +67,9 @@ impl State {
     }
 
     pub fn config(&self, args: &Args) -> Result<ConnectionConfig, Failure> {
-        Ok(self.override_config(args)?.unwrap_or_else(|| self.base.clone()))
+        Ok(self
+            .override_config(args)?
+            .unwrap_or_else(|| self.base.clone()))
     }
 
     pub fn manager(&mut self, args: &Args) -> Result<SandboxManager, Failure> {

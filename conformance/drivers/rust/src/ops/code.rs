@@ -1,7 +1,7 @@
 //! `code.*`: code-interpreter contexts and runs.
 
 use opensandbox_core::models::CodeContext;
-use opensandbox_core::{Sandbox, RunControl};
+use opensandbox_core::{RunControl, Sandbox};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
@@ -23,7 +23,9 @@ async fn target(state: &mut State, sandbox: &Sandbox, args: &Args) -> Result<Cod
         state.keep_context(sandbox.id(), &ctx);
         return Ok(ctx);
     }
-    let language = args.opt_str("language")?.unwrap_or_else(|| "python".to_owned());
+    let language = args
+        .opt_str("language")?
+        .unwrap_or_else(|| "python".to_owned());
     Ok(CodeContext {
         id: None,
         language,
@@ -45,7 +47,9 @@ pub async fn run(state: &mut State, op: &str, args: &Args) -> OpResult {
         }
         "code.get_context" => {
             let s = state.sandbox(args).await?;
-            Ok(convert::context(&s.execd().get_context(&args.str("context_id")?).await?))
+            Ok(convert::context(
+                &s.execd().get_context(&args.str("context_id")?).await?,
+            ))
         }
         "code.list_contexts" => {
             let s = state.sandbox(args).await?;
@@ -69,7 +73,12 @@ pub async fn run(state: &mut State, op: &str, args: &Args) -> OpResult {
             let mut recorder = Recorder::new(args.bool("handlers")?, false);
             let execution = s
                 .execd()
-                .run_code(&args.str("code")?, Some(&ctx), RunControl::default(), &mut recorder)
+                .run_code(
+                    &args.str("code")?,
+                    Some(&ctx),
+                    RunControl::default(),
+                    &mut recorder,
+                )
                 .await?;
             Ok(convert::execution(&execution, recorder.into_extra()))
         }

@@ -33,12 +33,16 @@ pub async fn start(state: &mut State, task: RunTask, rx: oneshot::Receiver<Strin
         }
         Ok(Err(_)) => match task.await {
             Ok(Err(e)) => Err(e.into()),
-            Ok(Ok(_)) => Err(Failure::Driver("the run ended without an init event".into())),
+            Ok(Ok(_)) => Err(Failure::Driver(
+                "the run ended without an init event".into(),
+            )),
             Err(e) => Err(Failure::Driver(format!("the run task failed: {e}"))),
         },
         Err(_) => {
             task.abort();
-            Err(Failure::Driver(format!("no init event within {START_TIMEOUT:?}")))
+            Err(Failure::Driver(format!(
+                "no init event within {START_TIMEOUT:?}"
+            )))
         }
     }
 }
@@ -56,7 +60,12 @@ pub async fn run(state: &mut State, op: &str, args: &Args) -> OpResult {
             let mut recorder = Recorder::new(args.bool("handlers")?, args.bool("digest")?);
             let execution = s
                 .execd()
-                .run_command(&command, &command_options(args)?, RunControl::default(), &mut recorder)
+                .run_command(
+                    &command,
+                    &command_options(args)?,
+                    RunControl::default(),
+                    &mut recorder,
+                )
                 .await?;
             Ok(convert::execution(&execution, recorder.into_extra()))
         }

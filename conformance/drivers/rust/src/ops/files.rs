@@ -118,11 +118,15 @@ pub async fn run(state: &mut State, op: &str, args: &Args) -> OpResult {
             Ok(Value::Null)
         }
         "files.read_file" => {
-            let text = execd.read_file(&args.str("path")?, &read_options(args)?).await?;
+            let text = execd
+                .read_file(&args.str("path")?, &read_options(args)?)
+                .await?;
             Ok(json!({"text": text}))
         }
         "files.read_bytes" => {
-            let data = execd.read_bytes(&args.str("path")?, &read_options(args)?).await?;
+            let data = execd
+                .read_bytes(&args.str("path")?, &read_options(args)?)
+                .await?;
             Ok(json!({
                 "data_b64": base64::engine::general_purpose::STANDARD.encode(&data),
                 "size": data.len(),
@@ -191,7 +195,9 @@ pub async fn run(state: &mut State, op: &str, args: &Args) -> OpResult {
             Ok(Value::Null)
         }
         "files.replace_contents_detailed" => {
-            let results = execd.replace_contents_detailed(&replacements(args)?).await?;
+            let results = execd
+                .replace_contents_detailed(&replacements(args)?)
+                .await?;
             Ok(Value::Array(
                 results
                     .iter()

@@ -67,7 +67,11 @@ fn connect_options(args: &Args, timeout_arg: &str) -> Result<ConnectOptions, Fai
     Ok(opts)
 }
 
-fn keep_unless_overridden(state: &mut State, args: &Args, sandbox: &Sandbox) -> Result<(), Failure> {
+fn keep_unless_overridden(
+    state: &mut State,
+    args: &Args,
+    sandbox: &Sandbox,
+) -> Result<(), Failure> {
     if state.override_config(args)?.is_none() {
         state.keep(sandbox);
     }
@@ -94,14 +98,16 @@ pub async fn run(state: &mut State, op: &str, args: &Args) -> OpResult {
         "sandbox.connect" => {
             let cfg = state.config(args)?;
             let id = args.str("sandbox_id")?;
-            let sandbox = Sandbox::connect(cfg, &id, connect_options(args, "connect_timeout_s")?).await?;
+            let sandbox =
+                Sandbox::connect(cfg, &id, connect_options(args, "connect_timeout_s")?).await?;
             keep_unless_overridden(state, args, &sandbox)?;
             Ok(json!({"id": sandbox.id()}))
         }
         "sandbox.resume" => {
             let cfg = state.config(args)?;
             let id = args.str("sandbox_id")?;
-            let sandbox = Sandbox::resume(cfg, &id, connect_options(args, "resume_timeout_s")?).await?;
+            let sandbox =
+                Sandbox::resume(cfg, &id, connect_options(args, "resume_timeout_s")?).await?;
             keep_unless_overridden(state, args, &sandbox)?;
             Ok(json!({"id": sandbox.id()}))
         }
@@ -135,7 +141,9 @@ pub async fn run(state: &mut State, op: &str, args: &Args) -> OpResult {
         }
         "sandbox.get_endpoint" => {
             let s = state.sandbox(args).await?;
-            Ok(convert::endpoint(&s.get_endpoint(args.port("port")?).await?))
+            Ok(convert::endpoint(
+                &s.get_endpoint(args.port("port")?).await?,
+            ))
         }
         "sandbox.get_metrics" => {
             let s = state.sandbox(args).await?;
@@ -144,7 +152,9 @@ pub async fn run(state: &mut State, op: &str, args: &Args) -> OpResult {
         "sandbox.create_snapshot" => {
             let s = state.sandbox(args).await?;
             let name = args.opt_str("name")?;
-            Ok(convert::snapshot(&s.create_snapshot(name.as_deref()).await?))
+            Ok(convert::snapshot(
+                &s.create_snapshot(name.as_deref()).await?,
+            ))
         }
         "sandbox.get_egress_policy" => {
             let s = state.sandbox(args).await?;
@@ -164,11 +174,15 @@ pub async fn run(state: &mut State, op: &str, args: &Args) -> OpResult {
         }
         "sandbox.get_diagnostic_logs" => {
             let s = state.sandbox(args).await?;
-            Ok(convert::diagnostic(&s.get_diagnostic_logs(&args.str("scope")?).await?))
+            Ok(convert::diagnostic(
+                &s.get_diagnostic_logs(&args.str("scope")?).await?,
+            ))
         }
         "sandbox.get_diagnostic_events" => {
             let s = state.sandbox(args).await?;
-            Ok(convert::diagnostic(&s.get_diagnostic_events(&args.str("scope")?).await?))
+            Ok(convert::diagnostic(
+                &s.get_diagnostic_events(&args.str("scope")?).await?,
+            ))
         }
         "manager.list_sandbox_infos" => {
             let m = state.manager(args)?;
@@ -186,7 +200,9 @@ pub async fn run(state: &mut State, op: &str, args: &Args) -> OpResult {
         }
         "manager.get_sandbox_info" => {
             let m = state.manager(args)?;
-            Ok(convert::sandbox_info(&m.get_sandbox_info(&args.str("sandbox_id")?).await?))
+            Ok(convert::sandbox_info(
+                &m.get_sandbox_info(&args.str("sandbox_id")?).await?,
+            ))
         }
         "manager.kill_sandbox" => {
             let id = args.str("sandbox_id")?;
@@ -195,16 +211,24 @@ pub async fn run(state: &mut State, op: &str, args: &Args) -> OpResult {
             Ok(Value::Null)
         }
         "manager.pause_sandbox" => {
-            state.manager(args)?.pause_sandbox(&args.str("sandbox_id")?).await?;
+            state
+                .manager(args)?
+                .pause_sandbox(&args.str("sandbox_id")?)
+                .await?;
             Ok(Value::Null)
         }
         "manager.resume_sandbox" => {
-            state.manager(args)?.resume_sandbox(&args.str("sandbox_id")?).await?;
+            state
+                .manager(args)?
+                .resume_sandbox(&args.str("sandbox_id")?)
+                .await?;
             Ok(Value::Null)
         }
         "manager.renew_sandbox" => {
             let m = state.manager(args)?;
-            let r = m.renew_sandbox(&args.str("sandbox_id")?, seconds(args)?).await?;
+            let r = m
+                .renew_sandbox(&args.str("sandbox_id")?, seconds(args)?)
+                .await?;
             Ok(json!({"expires_at": r.expires_at.map(|t| t.to_rfc3339())}))
         }
         "manager.patch_sandbox_metadata" => {
@@ -216,15 +240,22 @@ pub async fn run(state: &mut State, op: &str, args: &Args) -> OpResult {
         }
         "manager.get_endpoint" => {
             let m = state.manager(args)?;
-            let ep = m.get_endpoint(&args.str("sandbox_id")?, args.port("port")?, None).await?;
+            let ep = m
+                .get_endpoint(&args.str("sandbox_id")?, args.port("port")?, None)
+                .await?;
             Ok(convert::endpoint(&ep))
         }
         "manager.get_snapshot" => {
             let m = state.manager(args)?;
-            Ok(convert::snapshot(&m.get_snapshot(&args.str("snapshot_id")?).await?))
+            Ok(convert::snapshot(
+                &m.get_snapshot(&args.str("snapshot_id")?).await?,
+            ))
         }
         "manager.delete_snapshot" => {
-            state.manager(args)?.delete_snapshot(&args.str("snapshot_id")?).await?;
+            state
+                .manager(args)?
+                .delete_snapshot(&args.str("snapshot_id")?)
+                .await?;
             Ok(Value::Null)
         }
         "manager.list_snapshots" => {

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Unit tests of the harness's own logic (matching, variables, case files), no server.
+
+    python3 -m unittest conformance/test_harness.py
+"""
+
+import json
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import harness as h  # noqa: E402
+
+
+class MatchTest(unittest.TestCase):
+    def ok(self, pattern, value):
+        self.assertIsNone(h.match(pattern, value), "%r should match %r" % (pattern, value))
+
+    def bad(self, pattern, value, fragment=""):
+        why = h.match(pattern, value)
+        self.assertIsNotNone(why, "%r should not match %r" % (pattern, value))
+        self.assertIn(fragment, why)
+
+    def test_objects_are_partial_and_missing_is_null(self):
+        self.ok({"a": 1}, {"a": 1, "b": 2})
+        self.ok({"a": None}, {})
+        self.bad({"a": {"b": [1, {"c": 2}]}}, {"a": {"b": [1, {"c": 3}]}}, "result.a.b[1].c")
+
+    def test_lists_are_exact_length(self):
+        self.bad([1, 2], [1, 2, 3], "expected 2 items")
+        self.ok([], [])
+
+    def test_scalars_keep_bool_and_number_apart(self):
+        self.ok(3, 3.0)
+        self.bad(True, 1)
+        self.bad(1, True)
+        self.bad("1", 1)
+
+    def test_list_matchers(self):
+        events = [{"t": "init"}, {"t": "out", "x": 1}, {"t": "err"}, {"t": "out", "x": 2}, {"t": "end"}]
+        self.ok({"$first": {"t": "init"}, "$last": {"t": "end"}, "$len": 5}, events)
+        self.ok({"$ordered": [{"t": "init"}, {"x": 1}, {"x": 2}, {"t": "end"}]}, events)
+        self.bad({"$ordered": [{"x": 2}, {"x": 1}]}, events, "not found in order")
+        self.ok({"$count": [{"t": "out"}, 2]}, events)
+        self.ok({"$where": [{"t": "out"}, [{"x": 1}, {"x": 2}]]}, events)
+        self.ok({"$contains": {"t": "err"}, "$not_contains": {"t": "nope"}}, events)
+        self.ok({"$at": [1, {"x": 1}]}, events)
+        self.bad({"$each": {"t": "out"}}, events, "result[0]")
+
+    def test_time_matchers(self):
+        self.ok({"$after": "2025-01-01T00:00:00Z"}, "2025-01-01T00:00:00.000001+00:00")
+        self.bad({"$after": "2025-01-01T00:00:00Z"}, "2025-01-01T00:00:00Z")
+        self.ok({"$offset_s": ["2025-01-01T00:00:00Z", 900, 30]}, "2025-01-01T01:15:10+01:00")
+        self.ok({"$within_s": ["2025-01-01T00:00:00Z", 1]}, "2025-01-01T00:00:00.5Z")
+        self.bad({"$timestamp": True}, "yesterday", "RFC 3339")
+
+    def test_generated_data_matchers(self):
+        digest = "9834876dcfb05cb167a5c24953eba58c4ac89b1adf57f28f2f9d09af107ee8f0"  # sha256("aaa")
+        self.ok({"$sha256_of_repeat": {"text": "a", "times": 3}}, digest)
+        self.ok({"$size_of_repeat": {"text": "ab", "times": 3}}, 6)
+        self.ok({"$base64": "789"}, "Nzg5")
+
+    def test_logic_and_types(self):
+        self.ok({"$in": [[], None]}, None)
+        self.ok({"$type": "int"}, 1)
+        self.bad({"$type": "int"}, True)
+        self.ok({"$type": "number"}, 2)
+        self.ok({"$any_of": [{"$type": "string"}, {"$gt": 5}]}, 6)
+        self.ok({"$not": {"$regex": "^https?://"}}, "host:1/x")
+        self.ok({"x": {"$absent": True}}, {})
+        self.bad({"x": {"$absent": True}}, {"x": 1})
+        self.bad({"$bogus": 1}, 1, "unknown matcher")
+
+
+class VariableTest(unittest.TestCase):
+    def test_whole_reference_keeps_type(self):
+        scope = {"r": {"cursor": 6, "ids": ["a", "b"]}}
+        self.assertEqual(h.substitute("${r.cursor}", scope), 6)
+        self.assertEqual(h.substitute({"k": ["${r.ids.1}"]}, scope), {"k": ["b"]})
+        self.assertEqual(h.substitute("at ${r.cursor}!", scope), "at 6!")
+
+    def test_escape_and_undefined(self):
+        self.assertEqual(h.substitute("echo $${HOME-x}", {}), "echo ${HOME-x}")
+        with self.assertRaises(h.StepFailure):
+            h.substitute("${nope.x}", {})
+
+    def test_driver_command_expansion_nests(self):
+        text = "${CONF_TEST_UNSET_VAR:-${CONF_TEST_UNSET_2:-${REPO}/target}/debug/x}"
+        self.assertEqual(h.expand(text, {"REPO": "/r"}), "/r/target/debug/x")
+
+
+class CheckTest(unittest.TestCase):
+    def test_expectations(self):
+        ok = {"ok": True, "result": {"a": 1}}
+        err = {"ok": False, "error": {"kind": "not_found", "status": 404}}
+        self.assertIsNone(h.check({}, ok, {}))
+        self.assertIsNotNone(h.check({}, err, {}))
+        self.assertIsNone(h.check({"expect": {"error": {"kind": "not_found"}}}, err, {}))
+        self.assertIsNotNone(h.check({"expect": {"error": {"kind": "api"}}}, ok, {}))
+        alt = {"expect": {"any_of": [{"error": {"status": 400}}, {"result": {"a": 1}}]}}
+        self.assertIsNone(h.check(alt, ok, {}))
+        self.assertIsNone(h.check({"expect": "any"}, err, {}))
+
+
+class CaseFilesTest(unittest.TestCase):
+    def test_every_case_file_loads_and_uses_known_ops(self):
+        cases_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases")
+        files = h.load_cases(cases_dir, None)
+        total = sum(len(cf.cases) for cf in files)
+        self.assertGreaterEqual(total, 60)
+        protocol = open(os.path.join(os.path.dirname(cases_dir), "PROTOCOL.md"), encoding="utf-8").read()
+        for cf in files:
+            steps = [f for f in cf.fixtures.values()]
+            for case in cf.cases:
+                steps += case["steps"] + case.get("cleanup", [])
+            for step in steps:
+                op = step["op"]
+                if not op.startswith("harness."):
+                    self.assertIn("`%s`" % op, protocol, "%s: op %s is not documented" % (cf.path, op))
+                json.dumps(step)
+
+
+if __name__ == "__main__":
+    unittest.main()
