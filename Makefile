@@ -66,7 +66,7 @@ bench-server: build-release
 	$(CARGO) bench -p opensandbox-server --bench server
 
 bench-core: build-release
-	OPENSANDBOX_SERVER_BIN="$(SERVER_RELEASE)" $(CARGO) run --release -p opensandbox-core --example bench
+	OPENSANDBOX_SERVER_BIN="$(SERVER_RELEASE)" $(CARGO) run --release -p opensandbox-core --example bench_stream
 
 clean:
 	$(CARGO) clean
