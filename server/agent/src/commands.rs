@@ -15,14 +15,16 @@
 //! - Interrupting an unknown id is `404`, a finished one `409` (upstream: 500).
 //! - A line longer than 1 MiB is cut into 1 MiB events so memory stays bounded.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io;
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -37,7 +39,10 @@ use tokio::sync::watch;
 use tokio_util::io::ReaderStream;
 
 use crate::error::{ApiError, ApiResult};
-use crate::events::{event_stream, EventSink, ExitOutcome, JsonBody, ServerStreamEvent};
+use crate::events::{
+    event_stream, now_ms, push_text_frame, zero_bytes, EventSink, EventType, ExitOutcome, JsonBody,
+    ServerStreamEvent,
+};
 use crate::extract::QueryPairs;
 use crate::SharedState;
 
@@ -56,6 +61,9 @@ pub(crate) const KILL_GRACE: Duration = Duration::from_secs(3);
 const DRAIN_IDLE: Duration = Duration::from_millis(100);
 
 const READ_CHUNK: usize = 64 * 1024;
+
+/// Pipe capacity requested for foreground output (see [`widen_pipe`]).
+const PIPE_BYTES: libc::c_int = 1024 * 1024;
 
 /// Longest line emitted as one event; longer lines are cut.
 pub(crate) const MAX_LINE: usize = 1024 * 1024;
@@ -409,6 +417,8 @@ pub(crate) fn run_foreground(state: &SharedState, spec: CommandSpec) -> Response
     record.set_pgid(pgid);
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
+    stdout.iter().for_each(|pipe| widen_pipe(pipe.as_raw_fd()));
+    stderr.iter().for_each(|pipe| widen_pipe(pipe.as_raw_fd()));
     let timeout = spec.timeout;
 
     tokio::spawn(async move {
@@ -419,16 +429,11 @@ pub(crate) fn run_foreground(state: &SharedState, spec: CommandSpec) -> Response
                     pipe,
                     sink.clone(),
                     exited_rx.clone(),
-                    ServerStreamEvent::stdout,
+                    EventType::Stdout,
                 ))
             }),
             stderr.map(|pipe| {
-                tokio::spawn(pump_lines(
-                    pipe,
-                    sink.clone(),
-                    exited_rx,
-                    ServerStreamEvent::stderr,
-                ))
+                tokio::spawn(pump_lines(pipe, sink.clone(), exited_rx, EventType::Stderr))
             }),
         ];
         let outcome = wait_child(&mut child, timeout, pgid).await;
@@ -517,18 +522,24 @@ async fn wait_child(
     }
 }
 
-/// Read `pipe` to its end and send each line as an event made by `make`. Once
-/// `exited` turns true the pipe is read only while it keeps delivering data.
-/// A disconnected client does not stop the reading: the child must never block on
-/// a full pipe.
-async fn pump_lines<R, F>(mut pipe: R, sink: EventSink, mut exited: watch::Receiver<bool>, make: F)
-where
+/// Read `pipe` to its end and send each line as a `kind` event. Once `exited` turns
+/// true the pipe is read only while it keeps delivering data. A disconnected client
+/// does not stop the reading: the child must never block on a full pipe.
+///
+/// The lines of one read are framed together into chunks of about [`BATCH_BYTES`],
+/// one channel message each, so a fast writer costs a few sends per pipe read
+/// instead of one per line; the order and bytes of the frames are unchanged.
+async fn pump_lines<R>(
+    mut pipe: R,
+    sink: EventSink,
+    mut exited: watch::Receiver<bool>,
+    kind: EventType,
+) where
     R: AsyncRead + Unpin,
-    F: Fn(String) -> ServerStreamEvent,
 {
     let mut buf = vec![0u8; READ_CHUNK];
     let mut splitter = LineSplitter::default();
-    let mut lines = Vec::new();
+    let mut batch = FrameBatch::new(kind);
     let mut connected = true;
     let mut child_gone = *exited.borrow();
     loop {
@@ -550,26 +561,76 @@ where
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        splitter.push(&buf[..n], &mut lines);
-        for line in lines.drain(..) {
-            if connected && sink.send(make(command_line_text(&line))).await.is_err() {
+        batch.stamp();
+        splitter.push_each(&buf[..n], |line| batch.push_line(line));
+        connected = batch.send(&sink, connected).await;
+    }
+    if let Some(rest) = splitter.finish() {
+        batch.stamp();
+        batch.push_line(&rest);
+    }
+    batch.send(&sink, connected).await;
+}
+
+/// Chunk size the output pumps aim for: large enough to amortise a channel send and
+/// a socket write, small enough that the bounded channel stays a small buffer.
+const BATCH_BYTES: usize = 64 * 1024;
+
+/// Line frames of one output stream, accumulated between two sends.
+struct FrameBatch {
+    kind: EventType,
+    timestamp: i64,
+    current: Vec<u8>,
+    /// Full chunks, oldest first, waiting for [`FrameBatch::send`].
+    full: Vec<Bytes>,
+}
+
+impl FrameBatch {
+    fn new(kind: EventType) -> Self {
+        Self {
+            kind,
+            timestamp: now_ms(),
+            current: Vec::new(),
+            full: Vec::new(),
+        }
+    }
+
+    /// Lines read from now on carry the current time.
+    fn stamp(&mut self) {
+        self.timestamp = now_ms();
+    }
+
+    /// Frame one `/command` line: without its terminator, an empty line as `"\n"`.
+    fn push_line(&mut self, line: &[u8]) {
+        let text = if line.is_empty() {
+            Cow::Borrowed("\n")
+        } else {
+            // `from_utf8` has a faster all-ASCII path than the lossy decoder.
+            std::str::from_utf8(line).map_or_else(|_| String::from_utf8_lossy(line), Cow::Borrowed)
+        };
+        if self.current.capacity() == 0 {
+            self.current.reserve(BATCH_BYTES + 1024);
+        }
+        push_text_frame(&mut self.current, self.kind, &text, self.timestamp);
+        if self.current.len() >= BATCH_BYTES {
+            self.full
+                .push(Bytes::from(std::mem::take(&mut self.current)));
+        }
+    }
+
+    /// Send everything framed so far, in order; returns whether the client is still
+    /// connected (once it is gone, frames are dropped).
+    async fn send(&mut self, sink: &EventSink, mut connected: bool) -> bool {
+        if !self.current.is_empty() {
+            self.full
+                .push(Bytes::from(std::mem::take(&mut self.current)));
+        }
+        for chunk in self.full.drain(..) {
+            if connected && sink.send_frames(chunk).await.is_err() {
                 connected = false;
             }
         }
-    }
-    if let Some(rest) = splitter.finish() {
-        if connected {
-            let _ = sink.send(make(command_line_text(&rest))).await;
-        }
-    }
-}
-
-/// `/command` line text: the line without terminator, an empty line as `"\n"`.
-fn command_line_text(line: &[u8]) -> String {
-    if line.is_empty() {
-        "\n".to_string()
-    } else {
-        String::from_utf8_lossy(line).into_owned()
+        connected
     }
 }
 
@@ -583,17 +644,27 @@ pub(crate) struct LineSplitter {
 }
 
 impl LineSplitter {
-    pub(crate) fn push(&mut self, mut data: &[u8], out: &mut Vec<Vec<u8>>) {
+    pub(crate) fn push(&mut self, data: &[u8], out: &mut Vec<Vec<u8>>) {
+        self.push_each(data, |line| out.push(line.to_vec()));
+    }
+
+    /// Like [`LineSplitter::push`], but hands each line to `line` as a borrowed slice,
+    /// so lines that do not straddle two chunks are never copied.
+    pub(crate) fn push_each(&mut self, mut data: &[u8], mut line: impl FnMut(&[u8])) {
         if self.after_cr {
             self.after_cr = false;
             if let Some(rest) = data.strip_prefix(b"\n") {
                 data = rest;
             }
         }
-        while let Some(pos) = data.iter().position(|&b| b == b'\n' || b == b'\r') {
-            let mut line = std::mem::take(&mut self.partial);
-            line.extend_from_slice(&data[..pos]);
-            out.push(line);
+        while let Some(pos) = find_line_end(data) {
+            if self.partial.is_empty() {
+                line(&data[..pos]);
+            } else {
+                self.partial.extend_from_slice(&data[..pos]);
+                line(&self.partial);
+                self.partial.clear();
+            }
             let ended_by_cr = data[pos] == b'\r';
             data = &data[pos + 1..];
             if ended_by_cr {
@@ -607,8 +678,8 @@ impl LineSplitter {
         self.partial.extend_from_slice(data);
         while self.partial.len() > MAX_LINE {
             let cut = utf8_cut(&self.partial, MAX_LINE);
-            let rest = self.partial.split_off(cut);
-            out.push(std::mem::replace(&mut self.partial, rest));
+            line(&self.partial[..cut]);
+            self.partial.drain(..cut);
         }
     }
 
@@ -619,6 +690,30 @@ impl LineSplitter {
     }
 }
 
+/// The position of the first `\n` or `\r` in `data`, eight bytes at a time.
+fn find_line_end(data: &[u8]) -> Option<usize> {
+    const LF: u64 = 0x0a0a_0a0a_0a0a_0a0a;
+    const CR: u64 = 0x0d0d_0d0d_0d0d_0d0d;
+    let mut words = data.chunks_exact(8);
+    let mut offset = 0;
+    for word in words.by_ref() {
+        let word = u64::from_le_bytes([
+            word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7],
+        ]);
+        // The lowest flagged byte is always a real match (see `zero_bytes`).
+        let found = zero_bytes(word ^ LF) | zero_bytes(word ^ CR);
+        if found != 0 {
+            return Some(offset + found.trailing_zeros() as usize / 8);
+        }
+        offset += 8;
+    }
+    words
+        .remainder()
+        .iter()
+        .position(|&b| b == b'\n' || b == b'\r')
+        .map(|pos| offset + pos)
+}
+
 /// A cut position at or below `max` that does not split a UTF-8 sequence (falls back
 /// to `max` for data that is not UTF-8).
 fn utf8_cut(data: &[u8], max: usize) -> usize {
@@ -627,6 +722,15 @@ fn utf8_cut(data: &[u8], max: usize) -> usize {
         .find(|&i| i == data.len() || data.get(i).is_some_and(|b| (b & 0xC0) != 0x80))
         .filter(|&i| i > 0)
         .unwrap_or(max)
+}
+
+/// Ask for a [`PIPE_BYTES`] pipe: a fast writer then blocks less often, and each
+/// wake-up of the pump finds more to read. Best effort: the kernel may refuse
+/// (`/proc/sys/fs/pipe-max-size`), and the default 64 KiB pipe still works.
+fn widen_pipe(fd: RawFd) {
+    // SAFETY: F_SETPIPE_SZ takes an int and touches no memory of ours; `fd` is a
+    // pipe end owned by the caller for the duration of the call.
+    let _ = unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, PIPE_BYTES) };
 }
 
 /// Send `signal` to process group `pgid`; a group that is already gone is fine.
@@ -745,6 +849,26 @@ mod tests {
         assert_eq!(split(&[b"a\nb\r\nc\rd"]), ["a", "b", "c", "d"]);
         assert_eq!(split(&[b"\n\nx\n"]), ["", "", "x"]);
         assert_eq!(split(&[b"a\r\rb"]), ["a", "", "b"]);
+    }
+
+    #[test]
+    fn line_ends_are_found_at_every_offset() {
+        for len in 0..40 {
+            for end in [b'\n', b'\r'] {
+                let mut data = vec![b'x'; len];
+                assert_eq!(find_line_end(&data), None);
+                for at in 0..len {
+                    data[at] = end;
+                    // A later terminator must not hide this one.
+                    if let Some(last) = data.last_mut().filter(|_| at + 1 < len) {
+                        *last = b'\r';
+                    }
+                    assert_eq!(find_line_end(&data), Some(at), "len {len} at {at}");
+                    data.iter_mut().for_each(|b| *b = b'x');
+                }
+            }
+        }
+        assert_eq!(find_line_end("é\u{a0a}\n".as_bytes()), Some(5));
     }
 
     #[test]

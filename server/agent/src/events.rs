@@ -82,6 +82,23 @@ pub struct ServerStreamEvent {
     pub timestamp: i64,
 }
 
+impl EventType {
+    /// The wire name, as serde spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Init => "init",
+            Self::Status => "status",
+            Self::Error => "error",
+            Self::Stdout => "stdout",
+            Self::Stderr => "stderr",
+            Self::Result => "result",
+            Self::ExecutionComplete => "execution_complete",
+            Self::ExecutionCount => "execution_count",
+            Self::Ping => "ping",
+        }
+    }
+}
+
 impl ServerStreamEvent {
     /// An event of `kind` stamped now, with no other member.
     pub fn new(kind: EventType) -> Self {
@@ -174,6 +191,90 @@ impl ServerStreamEvent {
             Err(err) => failure_frame("RUNTIME_ERROR", &format!("cannot encode event: {err}")),
         }
     }
+}
+
+/// Append the frame of a text-only event to `out`, byte for byte what
+/// `ServerStreamEvent::to_frame` writes for it, without building the event: the
+/// output pumps frame every line, so this skips an allocation and serde per line.
+pub(crate) fn push_text_frame(out: &mut Vec<u8>, kind: EventType, text: &str, timestamp: i64) {
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(kind.as_str().as_bytes());
+    out.extend_from_slice(b"\",\"text\":");
+    push_json_string(out, text);
+    out.extend_from_slice(b",\"timestamp\":");
+    out.extend_from_slice(timestamp.to_string().as_bytes());
+    out.extend_from_slice(b"}\n\n");
+}
+
+/// Append `text` as a JSON string literal, escaped exactly as serde_json does
+/// (short escapes where JSON has them, `\u00xx` with lowercase hex otherwise,
+/// everything else verbatim), so the fast path and serde frames cannot differ.
+fn push_json_string(out: &mut Vec<u8>, text: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = text.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        // Eight bytes at a time while none needs escaping: the common case.
+        if let Some(word) = bytes.get(i..i + 8) {
+            let word = u64::from_le_bytes([
+                word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7],
+            ]);
+            if !needs_escape(word) {
+                i += 8;
+                continue;
+            }
+        }
+        let byte = bytes[i];
+        if byte >= 0x20 && byte != b'"' && byte != b'\\' {
+            i += 1;
+            continue;
+        }
+        out.extend_from_slice(&bytes[start..i]);
+        match byte {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            _ => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(byte >> 4)],
+                HEX[usize::from(byte & 0xf)],
+            ]),
+        }
+        i += 1;
+        start = i;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// Whether any byte of `word` is below 0x20, `"` or `\\`. The classic SWAR tests
+/// ("has a zero byte", "has a byte less than n") are exact as to whether any byte
+/// matches, which is all this needs.
+fn needs_escape(word: u64) -> bool {
+    let below_space = word.wrapping_sub(LOW_BITS * 0x20) & !word & HIGH_BITS;
+    below_space
+        | zero_bytes(word ^ (LOW_BITS * u64::from(b'"')))
+        | zero_bytes(word ^ (LOW_BITS * u64::from(b'\\')))
+        != 0
+}
+
+/// The high bit of each zero byte of `word` is set, and possibly of bytes above
+/// (in little-endian order) a zero byte; the lowest set bit is always exact.
+pub(crate) fn zero_bytes(word: u64) -> u64 {
+    word.wrapping_sub(LOW_BITS) & !word & HIGH_BITS
 }
 
 /// How a process run ended, as the stream and the status route report it.
@@ -297,6 +398,11 @@ impl EventSink {
             .map_err(|_| Disconnected)
     }
 
+    /// Queue bytes holding whole frames (e.g. several lines framed together).
+    pub(crate) async fn send_frames(&self, frames: Bytes) -> Result<(), Disconnected> {
+        self.tx.send(frames).await.map_err(|_| Disconnected)
+    }
+
     /// Queue the typeless `{code, message}` late-failure frame.
     pub async fn fail(&self, code: &str, message: &str) -> Result<(), Disconnected> {
         self.tx
@@ -341,8 +447,12 @@ pub fn event_stream(init_id: &str) -> (EventSink, Response) {
     (EventSink { tx }, response)
 }
 
-/// Join `first` with frames already waiting, up to [`COALESCE_BYTES`].
+/// Join `first` with frames already waiting, up to [`COALESCE_BYTES`]. A chunk that
+/// is already large goes out as it is: copying it would cost more than the write.
 fn coalesce(first: Bytes, rx: &mut mpsc::Receiver<Bytes>) -> Bytes {
+    if first.len() >= COALESCE_BYTES / 2 {
+        return first;
+    }
     let next = match rx.try_recv() {
         Ok(next) => next,
         Err(_) => return first,
@@ -455,6 +565,34 @@ mod tests {
         );
         assert_eq!(ExitOutcome::Signaled(libc::SIGTERM).exit_code(), -1);
         assert_eq!(ExitOutcome::Failed("no such file".into()).exit_code(), 255);
+    }
+
+    #[test]
+    fn text_frames_match_serde_byte_for_byte() {
+        let mut texts: Vec<String> = (0u32..0x80)
+            .filter_map(char::from_u32)
+            .map(|c| format!("a{c}b"))
+            .collect();
+        texts.extend(
+            [
+                "",
+                "\n",
+                "plain",
+                "quote\"back\\slash",
+                "é ü 日本 😀 \u{2028}",
+                "\u{7f}\u{1b}[0m",
+            ]
+            .map(String::from),
+        );
+        for kind in [EventType::Stdout, EventType::Stderr, EventType::Ping] {
+            for text in &texts {
+                let mut event = ServerStreamEvent::with_text(kind, text.as_str());
+                event.timestamp = 1718000000102;
+                let mut fast = Vec::new();
+                push_text_frame(&mut fast, kind, text, event.timestamp);
+                assert_eq!(fast, &event.to_frame()[..], "text {text:?}");
+            }
+        }
     }
 
     #[test]

@@ -35,6 +35,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use axum::extract::DefaultBodyLimit;
+use axum::serve::ListenerExt;
 use axum::routing::{any, get, patch, post};
 use axum::Router;
 use tower_http::cors::CorsLayer;
@@ -221,6 +222,13 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     // A fixed line on stdout tells scripts and tests the bound port (`--listen :0`).
     println!("opensandbox-server listening on {listen}");
     let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
+    // Without TCP_NODELAY a stream's small terminal event waits for the client's delayed
+    // ACK (Nagle), adding ~40 ms to every command on a reused connection.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(err) = tcp.set_nodelay(true) {
+            tracing::debug!("could not set TCP_NODELAY: {err}");
+        }
+    });
     let server = axum::serve(listener, router(control)).with_graceful_shutdown(async move {
         shutdown_signal().await;
         let _ = stopping_tx.send(());
