@@ -35,8 +35,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use axum::extract::DefaultBodyLimit;
-use axum::serve::ListenerExt;
 use axum::routing::{any, get, patch, post};
+use axum::serve::ListenerExt;
 use axum::Router;
 use tower_http::cors::CorsLayer;
 
