@@ -66,7 +66,8 @@ bench-server: build-release
 	$(CARGO) bench -p opensandbox-server --bench server
 
 bench-core: build-release
-	OPENSANDBOX_SERVER_BIN="$(SERVER_RELEASE)" $(CARGO) run --release -p opensandbox-core --example bench_stream
+	$(CARGO) build --release -p opensandbox-core --example bench_stream
+	scripts/with-server.sh "$(SERVER_RELEASE)" $(CARGO_TARGET_DIR)/release/examples/bench_stream
 
 clean:
 	$(CARGO) clean
