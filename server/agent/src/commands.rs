@@ -40,9 +40,10 @@ use tokio_util::io::ReaderStream;
 
 use crate::error::{ApiError, ApiResult};
 use crate::events::{
-    event_stream, now_ms, push_text_frame, zero_bytes, EventSink, EventType, ExitOutcome, JsonBody,
+    event_stream, now_ms, push_text_frame, zero_bytes, EventSink, EventType, ExitOutcome,
     ServerStreamEvent,
 };
+use crate::extract::AnyTypeJson;
 use crate::extract::QueryPairs;
 use crate::SharedState;
 
@@ -253,7 +254,7 @@ pub fn routes() -> Router<SharedState> {
 
 async fn run_command(
     State(state): State<SharedState>,
-    JsonBody(request): JsonBody<RunCommandRequest>,
+    AnyTypeJson(request): AnyTypeJson<RunCommandRequest>,
 ) -> ApiResult<Response> {
     let spec = CommandSpec::from_request(request, &state.config.workdir)?;
     if spec.background {

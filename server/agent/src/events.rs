@@ -6,26 +6,17 @@
 //! route sends through its [`EventSink`], with a `ping` every 3 s while the route is
 //! quiet. The stream ends when the last sink is dropped. A full channel makes the
 //! sender wait, so a slow client slows the producer instead of growing a buffer.
-//!
-//! It also holds the body extractors of the streaming routes ([`JsonBody`],
-//! [`JsonOrEmpty`]): unlike `crate::extract::ApiJson` they accept a body sent without
-//! a JSON content type (as upstream execd does), and `JsonOrEmpty` accepts an empty
-//! body; every failure is `400 INVALID_REQUEST_BODY` in the `{code, message}` shape.
 
 use std::convert::Infallible;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::body::{Body, Bytes};
-use axum::extract::{FromRequest, Request};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderValue};
 use axum::response::Response;
 use bytes::BytesMut;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, MissedTickBehavior};
-
-use crate::error::ApiError;
 
 /// Heartbeat period of every event stream (upstream execd: 3 s).
 pub const PING_INTERVAL: Duration = Duration::from_secs(3);
@@ -467,54 +458,6 @@ fn coalesce(first: Bytes, rx: &mut mpsc::Receiver<Bytes>) -> Bytes {
         }
     }
     joined.freeze()
-}
-
-/// A JSON request body whose every failure (unreadable body, bad JSON, missing or
-/// mistyped field) is `400 INVALID_REQUEST_BODY`. The content type is not checked:
-/// upstream accepts bodies sent without one.
-pub struct JsonBody<T>(pub T);
-
-impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
-    type Rejection = ApiError;
-
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = read_body(req, state).await?;
-        parse_json(&bytes).map(JsonBody)
-    }
-}
-
-/// Like [`JsonBody`], but an empty body stands for `T::default()` (e.g. `POST /session`).
-pub struct JsonOrEmpty<T>(pub T);
-
-impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for JsonOrEmpty<T> {
-    type Rejection = ApiError;
-
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = read_body(req, state).await?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(JsonOrEmpty(T::default()));
-        }
-        parse_json(&bytes).map(JsonOrEmpty)
-    }
-}
-
-async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
-    Bytes::from_request(req, state).await.map_err(|err| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "INVALID_REQUEST_BODY",
-            format!("cannot read the request body: {err}"),
-        )
-    })
-}
-
-fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(bytes).map_err(|err| {
-        ApiError::bad_request(
-            "INVALID_REQUEST_BODY",
-            format!("invalid request body: {err}"),
-        )
-    })
 }
 
 #[cfg(test)]

@@ -2,42 +2,104 @@
 //!
 //! axum's own `Json`/`Query` reject with plain-text 415/422 bodies; execd clients expect
 //! `400 {"code","message"}`. Routes take [`ApiJson`], [`ApiQuery`] or [`QueryPairs`]
-//! instead.
+//! instead; the streaming routes, which upstream lets a body arrive without a content
+//! type, take [`AnyTypeJson`] / [`AnyTypeJsonOrEmpty`]. All of them share one body
+//! reader and one JSON error mapping.
 
-use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::body::Bytes;
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
+use axum::http::{header, StatusCode};
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
 
-/// A JSON body; any rejection (bad content type, syntax, shape, size) → 400
-/// `INVALID_REQUEST_BODY` (413 stays 413 for an over-long body).
+/// A JSON body sent with a JSON content type; every failure (wrong or missing content
+/// type, unreadable body, bad JSON, missing or mistyped field) is
+/// `400 INVALID_REQUEST_BODY`, except an over-long body, which stays `413`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ApiJson<T>(pub T);
 
-impl<S, T> FromRequest<S> for ApiJson<T>
-where
-    T: DeserializeOwned,
-    S: Send + Sync,
-{
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match axum::Json::<T>::from_request(req, state).await {
-            Ok(axum::Json(v)) => Ok(Self(v)),
-            Err(rejection) => Err(json_rejection(rejection)),
-        }
+        require_json_content_type(&req)?;
+        let bytes = read_body(req, state).await?;
+        parse_json(&bytes).map(ApiJson)
     }
 }
 
-fn json_rejection(rejection: JsonRejection) -> ApiError {
-    let status = rejection.status();
-    let message = rejection.body_text();
-    if status == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-        return ApiError::new(status, "INVALID_REQUEST_BODY", message);
+/// Like [`ApiJson`] without the content-type check: the streaming routes accept a
+/// body sent without one, as upstream execd does.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AnyTypeJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for AnyTypeJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = read_body(req, state).await?;
+        parse_json(&bytes).map(AnyTypeJson)
     }
-    ApiError::bad_request("INVALID_REQUEST_BODY", message)
+}
+
+/// Like [`AnyTypeJson`], but an empty body stands for `T::default()` (e.g. `POST /session`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AnyTypeJsonOrEmpty<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for AnyTypeJsonOrEmpty<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = read_body(req, state).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(AnyTypeJsonOrEmpty(T::default()));
+        }
+        parse_json(&bytes).map(AnyTypeJsonOrEmpty)
+    }
+}
+
+/// `application/json` or any `application/*+json`, parameters allowed.
+fn require_json_content_type(req: &Request) -> Result<(), ApiError> {
+    let essence = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .map(|essence| essence.trim().to_ascii_lowercase());
+    match essence
+        .as_deref()
+        .and_then(|e| e.strip_prefix("application/"))
+    {
+        Some(subtype) if subtype == "json" || subtype.ends_with("+json") => Ok(()),
+        _ => Err(ApiError::bad_request(
+            "INVALID_REQUEST_BODY",
+            "expected a request with `Content-Type: application/json`",
+        )),
+    }
+}
+
+async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
+    Bytes::from_request(req, state).await.map_err(|rejection| {
+        let status = rejection.status();
+        let message = format!("cannot read the request body: {}", rejection.body_text());
+        if status == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::new(status, "INVALID_REQUEST_BODY", message)
+        } else {
+            ApiError::bad_request("INVALID_REQUEST_BODY", message)
+        }
+    })
+}
+
+fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes).map_err(|err| {
+        ApiError::bad_request(
+            "INVALID_REQUEST_BODY",
+            format!("invalid request body: {err}"),
+        )
+    })
 }
 
 /// A typed query string; rejections → 400 `MISSING_QUERY` when a field is absent,

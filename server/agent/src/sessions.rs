@@ -38,9 +38,8 @@ use tokio::sync::{watch, Mutex as AsyncMutex, OwnedMutexGuard};
 
 use crate::commands::{new_id, resolve_cwd, signal_group, LineSplitter, KILL_GRACE};
 use crate::error::{ApiError, ApiResult};
-use crate::events::{
-    event_stream, EventSink, ExitOutcome, JsonBody, JsonOrEmpty, ServerStreamEvent,
-};
+use crate::events::{event_stream, EventSink, ExitOutcome, ServerStreamEvent};
+use crate::extract::{AnyTypeJson, AnyTypeJsonOrEmpty};
 use crate::SharedState;
 
 pub const ROUTES: &[(&str, &str)] = &[
@@ -437,7 +436,7 @@ struct RunInSessionRequest {
 
 async fn create_session(
     State(state): State<SharedState>,
-    JsonOrEmpty(request): JsonOrEmpty<CreateSessionRequest>,
+    AnyTypeJsonOrEmpty(request): AnyTypeJsonOrEmpty<CreateSessionRequest>,
 ) -> ApiResult<Json<CreateSessionResponse>> {
     let cwd = resolve_cwd(request.cwd.as_deref(), &state.config.workdir)?;
     let session = Session::spawn(&cwd)
@@ -450,7 +449,7 @@ async fn create_session(
 async fn run_in_session(
     State(state): State<SharedState>,
     UrlPath(session_id): UrlPath<String>,
-    JsonBody(request): JsonBody<RunInSessionRequest>,
+    AnyTypeJson(request): AnyTypeJson<RunInSessionRequest>,
 ) -> ApiResult<Response> {
     let timeout = validate_timeout(request.timeout)?;
     let cwd = match request.cwd.as_deref() {

@@ -43,8 +43,9 @@ use tokio::sync::{watch, Mutex as AsyncMutex, OwnedMutexGuard};
 
 use crate::commands::{new_id, resolve_cwd, run_foreground, signal_group, CommandSpec};
 use crate::error::{ApiError, ApiResult};
-use crate::events::{event_stream, EventSink, ExitOutcome, JsonBody, ServerStreamEvent};
+use crate::events::{event_stream, EventSink, ExitOutcome, ServerStreamEvent};
 use crate::extract::QueryPairs;
+use crate::extract::{AnyTypeJson, AnyTypeJsonOrEmpty};
 use crate::sessions::{LineMode, Session};
 use crate::SharedState;
 
@@ -548,7 +549,7 @@ struct ContextRef {
 
 async fn create_context(
     State(state): State<SharedState>,
-    crate::events::JsonOrEmpty(request): crate::events::JsonOrEmpty<CreateContextRequest>,
+    AnyTypeJsonOrEmpty(request): AnyTypeJsonOrEmpty<CreateContextRequest>,
 ) -> ApiResult<Json<ContextInfo>> {
     let name = request.language.unwrap_or_default();
     let language = if name.trim().is_empty() {
@@ -636,7 +637,7 @@ async fn interrupt_code(State(state): State<SharedState>, query: QueryPairs) -> 
 
 async fn run_code(
     State(state): State<SharedState>,
-    JsonBody(request): JsonBody<RunCodeRequest>,
+    AnyTypeJson(request): AnyTypeJson<RunCodeRequest>,
 ) -> ApiResult<Response> {
     let reference = request.context.unwrap_or_default();
     let id = reference.id.filter(|id| !id.is_empty());
