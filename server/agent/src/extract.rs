@@ -165,6 +165,18 @@ impl QueryPairs {
         }
     }
 
+    /// Every value of `key`, or 400 `MISSING_QUERY` if there is none.
+    pub fn required_all(&self, key: &str) -> Result<Vec<String>, ApiError> {
+        let values = self.all(key);
+        if values.is_empty() {
+            return Err(ApiError::bad_request(
+                "MISSING_QUERY",
+                format!("missing query parameter {key:?}"),
+            ));
+        }
+        Ok(values)
+    }
+
     /// The first value of `key` parsed as an integer, or 400 if it is not one.
     pub fn int(&self, key: &str) -> Result<Option<i64>, ApiError> {
         match self.first(key) {

@@ -52,13 +52,7 @@ pub async fn delete_files(
     query: QueryPairs,
 ) -> Result<Response, ApiError> {
     let cfg = config(&state);
-    let requested = query.all("path");
-    if requested.is_empty() {
-        return Err(ApiError::bad_request(
-            "MISSING_QUERY",
-            "missing query parameter \"path\"",
-        ));
-    }
+    let requested = query.required_all("path")?;
     blocking(move || {
         for user_path in requested {
             let r = paths::resolve(&cfg, &user_path, Last::NoFollow)?;
@@ -383,13 +377,7 @@ pub async fn delete_directories(
     query: QueryPairs,
 ) -> Result<Response, ApiError> {
     let cfg = config(&state);
-    let requested = query.all("path");
-    if requested.is_empty() {
-        return Err(ApiError::bad_request(
-            "MISSING_QUERY",
-            "missing query parameter \"path\"",
-        ));
-    }
+    let requested = query.required_all("path")?;
     blocking(move || {
         for user_path in requested {
             let r = paths::resolve(&cfg, &user_path, Last::NoFollow)?;
