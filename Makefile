@@ -11,8 +11,16 @@ SERVER_RELEASE := $(CARGO_TARGET_DIR)/release/opensandbox-server
 # (the cases that need isolation are then skipped and counted as such).
 CONFORMANCE_ISOLATION ?= $(shell bwrap --unshare-user --unshare-pid --unshare-net --uid 0 --gid 0 --ro-bind / / --proc /proc -- true >/dev/null 2>&1 && echo auto || echo none)
 
+# Each language package brings its own targets in mk/<lang>.mk: setup-<lang>,
+# build-<lang> (everything its conformance driver needs), test-<lang>, bench-<lang>.
+# It appends its test target to BINDING_TESTS and its build target to DRIVER_BUILDS,
+# so `make test` and `make conformance` pick it up without edits here.
+BINDING_TESTS :=
+DRIVER_BUILDS :=
+include $(sort $(wildcard mk/*.mk))
+
 .PHONY: help setup build build-release demo test lint fmt test-rust test-openapi \
-        bench-server bench-core conformance conformance-rust clean
+        bench-server bench-core conformance build-rust clean
 
 help:
 	@echo "make demo          build, start the reference server, walk through the quickstart"
@@ -52,14 +60,16 @@ test-rust: build
 	OPENSANDBOX_SERVER_BIN="$(SERVER_DEBUG)" $(CARGO) test --workspace --no-fail-fast
 
 # The harness's own unit tests, then the matrix; its last line is "N passed, N failed".
-conformance: build
+conformance: build $(DRIVER_BUILDS)
 	python3 conformance/test_harness.py
 	CONFORMANCE_ISOLATION=$(CONFORMANCE_ISOLATION) python3 conformance/harness.py --server "$(SERVER_DEBUG)"
 
-conformance-%: build
+build-rust: build
+
+conformance-%: build build-%
 	CONFORMANCE_ISOLATION=$(CONFORMANCE_ISOLATION) python3 conformance/harness.py --server "$(SERVER_DEBUG)" --lang $*
 
-test: lint test-openapi test-rust conformance
+test: lint test-openapi test-rust $(BINDING_TESTS) conformance
 	@echo "make test: all parts passed"
 
 bench-server: build-release
