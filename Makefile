@@ -42,7 +42,7 @@ build: setup
 build-release: setup
 	$(CARGO) build --release -p opensandbox-server
 
-demo: build-release
+demo: build-release build-python
 	@scripts/demo.sh "$(SERVER_RELEASE)"
 
 lint: setup

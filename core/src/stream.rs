@@ -25,11 +25,28 @@ pub const MAX_FRAME_BYTES: usize = 256 * 1024 * 1024;
 // Framing
 
 /// Splits a byte stream into logical frames (one JSON document each).
+///
+/// Chunks given with [`push_bytes`](Self::push_bytes) are read in place: a line that
+/// lies wholly inside one chunk is never copied. Only the unfinished tail of a chunk
+/// (a line split across chunks) is copied into an internal buffer.
 #[derive(Debug, Default)]
 pub struct FrameDecoder {
+    /// Copied input: the start of an unfinished line, or whole lines given with
+    /// [`push`](Self::push). `buf[..start]` is consumed. Always precedes `cur`.
     buf: BytesMut,
-    /// Bytes of `buf` already known to hold no newline, so each byte is scanned once.
+    start: usize,
+    /// `buf[start..scanned]` is known to hold no newline, so each byte is scanned once.
     scanned: usize,
+    /// The latest chunk from `push_bytes`, read in place from `off`.
+    cur: Bytes,
+    off: usize,
+}
+
+/// Where a line lies: in the copy buffer or in the current chunk.
+#[derive(Debug, Clone, Copy)]
+enum LineAt {
+    Buf(usize, usize),
+    Cur(usize, usize),
 }
 
 impl FrameDecoder {
@@ -38,67 +55,179 @@ impl FrameDecoder {
         FrameDecoder::default()
     }
 
-    /// Appends received bytes.
+    /// Appends received bytes (copied).
     pub fn push(&mut self, chunk: &[u8]) {
+        self.spill();
+        self.compact();
         self.buf.extend_from_slice(chunk);
+    }
+
+    /// Appends a received chunk without copying it: lines wholly inside it are read in
+    /// place. Preferred over [`push`](Self::push) when the chunk is already `Bytes`.
+    pub fn push_bytes(&mut self, chunk: Bytes) {
+        self.spill();
+        if chunk.is_empty() {
+            return;
+        }
+        self.cur = chunk;
+        self.off = 0;
     }
 
     /// Bytes buffered but not yet returned as a frame.
     pub fn buffered(&self) -> usize {
-        self.buf.len()
+        self.buf.len() - self.start + self.cur.len() - self.off
+    }
+
+    /// Moves the unread rest of `cur` behind `buf` so that `buf` holds all input.
+    fn spill(&mut self) {
+        if self.off < self.cur.len() {
+            self.compact();
+            self.buf.extend_from_slice(&self.cur[self.off..]);
+        }
+        self.cur = Bytes::new();
+        self.off = 0;
+    }
+
+    /// Drops the consumed head of `buf` (O(1); the space is reclaimed on growth).
+    fn compact(&mut self) {
+        if self.start == self.buf.len() {
+            self.buf.clear();
+        } else if self.start > 0 {
+            self.buf.advance(self.start);
+            self.scanned -= self.start;
+        }
+        self.start = 0;
+        if self.scanned > self.buf.len() {
+            self.scanned = self.buf.len();
+        }
+    }
+
+    /// Input that ends no line yet, after the cut: `Err` when it exceeds the cap.
+    fn incomplete(&mut self) -> std::result::Result<Option<LineAt>, usize> {
+        self.spill();
+        self.scanned = self.buf.len();
+        let pending = self.buf.len() - self.start;
+        if pending > MAX_FRAME_BYTES {
+            return Err(pending);
+        }
+        Ok(None)
+    }
+
+    /// The next complete line, newline included.
+    fn next_line(&mut self) -> std::result::Result<Option<LineAt>, usize> {
+        if self.start < self.buf.len() {
+            if let Some(p) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
+                let (s, e) = (self.start, self.scanned + p + 1);
+                self.start = e;
+                self.scanned = e;
+                return Ok(Some(LineAt::Buf(s, e)));
+            }
+            self.scanned = self.buf.len();
+            // The line started in `buf` ends, if anywhere, in `cur`.
+            let Some(p) = memchr::memchr(b'\n', &self.cur[self.off..]) else {
+                return self.incomplete();
+            };
+            self.compact();
+            let end = self.off + p + 1;
+            self.buf.extend_from_slice(&self.cur[self.off..end]);
+            self.off = end;
+            let (s, e) = (self.start, self.buf.len());
+            self.start = e;
+            self.scanned = e;
+            return Ok(Some(LineAt::Buf(s, e)));
+        }
+        if !self.buf.is_empty() {
+            self.buf.clear();
+            self.start = 0;
+            self.scanned = 0;
+        }
+        let Some(p) = memchr::memchr(b'\n', &self.cur[self.off..]) else {
+            return self.incomplete();
+        };
+        let s = self.off;
+        self.off += p + 1;
+        Ok(Some(LineAt::Cur(s, self.off)))
+    }
+
+    fn line(&self, at: LineAt) -> &[u8] {
+        match at {
+            LineAt::Buf(s, e) => &self.buf[s..e],
+            LineAt::Cur(s, e) => &self.cur[s..e],
+        }
+    }
+
+    /// The next frame's payload as a borrowed slice, skipping lines without data.
+    pub(crate) fn next_payload(&mut self) -> std::result::Result<Option<&[u8]>, usize> {
+        let (at, range) = loop {
+            let Some(at) = self.next_line()? else {
+                return Ok(None);
+            };
+            if let Some(range) = payload_range(self.line(at)) {
+                break (at, range);
+            }
+        };
+        Ok(Some(&self.line(at)[range]))
     }
 
     /// The next complete frame's payload, skipping blank and non-data lines.
     /// `Err` when a single line exceeds [`MAX_FRAME_BYTES`].
     pub fn next_frame(&mut self) -> std::result::Result<Option<Bytes>, usize> {
         loop {
-            let Some(pos) = memchr::memchr(b'\n', &self.buf[self.scanned..]) else {
-                self.scanned = self.buf.len();
-                if self.buf.len() > MAX_FRAME_BYTES {
-                    return Err(self.buf.len());
-                }
+            let Some(at) = self.next_line()? else {
                 return Ok(None);
             };
-            let line = self.buf.split_to(self.scanned + pos + 1).freeze();
-            self.scanned = 0;
-            if let Some(payload) = payload_of(line) {
-                return Ok(Some(payload));
+            if let Some(r) = payload_range(self.line(at)) {
+                return Ok(Some(match at {
+                    LineAt::Cur(s, _) => self.cur.slice(s + r.start..s + r.end),
+                    LineAt::Buf(s, _) => Bytes::copy_from_slice(&self.buf[s + r.start..s + r.end]),
+                }));
             }
         }
     }
 
     /// At end of input: the unterminated last line, if it carries data.
     pub fn finish(&mut self) -> Option<Bytes> {
+        self.spill();
+        let rest = &self.buf[self.start..];
+        let out = payload_range(rest).map(|r| Bytes::copy_from_slice(&rest[r]));
+        self.buf.clear();
+        self.start = 0;
         self.scanned = 0;
-        let rest = std::mem::take(&mut self.buf).freeze();
-        payload_of(rest)
+        out
     }
 }
 
-/// The data carried by one line, or `None` for lines that carry none.
-fn payload_of(mut line: Bytes) -> Option<Bytes> {
-    while matches!(line.last(), Some(b'\n' | b'\r')) {
-        line.truncate(line.len() - 1);
+/// Where the data of one line lies, or `None` for lines that carry none.
+fn payload_range(line: &[u8]) -> Option<std::ops::Range<usize>> {
+    // The two lines execd writes: a JSON frame and the blank line after it.
+    match line {
+        [b'\n'] => return None,
+        [b'{', .., b'}', b'\n'] => return Some(0..line.len() - 1),
+        _ => {}
     }
-    let start = line
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(line.len());
-    line.advance(start);
-    if line.is_empty() || line[0] == b':' {
+    let mut end = line.len();
+    while end > 0 && matches!(line[end - 1], b'\n' | b'\r') {
+        end -= 1;
+    }
+    let mut start = 0;
+    while start < end && line[start].is_ascii_whitespace() {
+        start += 1;
+    }
+    let l = &line[start..end];
+    if l.is_empty() || l[0] == b':' {
         return None;
     }
-    if line.starts_with(b"data:") {
-        line.advance(5);
-        if line.first() == Some(&b' ') {
-            line.advance(1);
+    if l.starts_with(b"data:") {
+        start += 5;
+        if line.get(start) == Some(&b' ') && start < end {
+            start += 1;
         }
-        return (!line.iter().all(u8::is_ascii_whitespace)).then_some(line);
+        return (!line[start..end].iter().all(u8::is_ascii_whitespace)).then_some(start..end);
     }
-    if line.starts_with(b"event:") || line.starts_with(b"id:") || line.starts_with(b"retry:") {
+    if l.starts_with(b"event:") || l.starts_with(b"id:") || l.starts_with(b"retry:") {
         return None;
     }
-    Some(line)
+    Some(start..end)
 }
 
 // ---------------------------------------------------------------------------------
@@ -230,6 +359,107 @@ struct RawEvent<'a> {
 
 /// Parses one frame. `Ok(None)` for frames to ignore (ping, unknown types).
 pub fn parse_event(op: &str, frame: &[u8]) -> Result<Option<ServerEvent>> {
+    if let Some(ev) = parse_output_fast(frame) {
+        return Ok(Some(ev));
+    }
+    parse_event_slow(op, frame)
+}
+
+/// The hot path: an output line exactly as execd writes it,
+/// `{"type":"stdout"|"stderr","text":"...","timestamp":N}`, decoded without a
+/// general JSON parser. `None` for anything else (other types or member orders,
+/// whitespace, escapes that are not valid JSON, invalid UTF-8, big numbers...): the
+/// caller then uses serde_json, so the result never differs from the general path.
+fn parse_output_fast(frame: &[u8]) -> Option<ServerEvent> {
+    const STDOUT: &[u8] = b"{\"type\":\"stdout\",\"text\":";
+    const STDERR: &[u8] = b"{\"type\":\"stderr\",\"text\":";
+    let is_error = if frame.starts_with(STDOUT) {
+        false
+    } else if frame.starts_with(STDERR) {
+        true
+    } else {
+        return None;
+    };
+    let (text, rest) = json_string_fast(&frame[STDOUT.len()..])?;
+    let digits = rest.strip_prefix(b",\"timestamp\":")?.strip_suffix(b"}")?;
+    let timestamp = small_int(digits)?;
+    let msg = OutputMessage {
+        text,
+        timestamp,
+        is_error,
+    };
+    Some(if is_error {
+        ServerEvent::Stderr(msg)
+    } else {
+        ServerEvent::Stdout(msg)
+    })
+}
+
+/// A JSON string token at the start of `s`: its decoded value and the bytes after it.
+fn json_string_fast(s: &[u8]) -> Option<(String, &[u8])> {
+    let body = s.strip_prefix(b"\"")?;
+    let q = memchr::memchr2(b'"', b'\\', body)?;
+    if body[q] == b'"' {
+        let raw = &body[..q];
+        // JSON forbids raw control characters; such text goes to serde_json's verdict.
+        if has_control_byte(raw) {
+            return None;
+        }
+        let text = std::str::from_utf8(raw).ok()?.to_owned();
+        return Some((text, &body[q + 1..]));
+    }
+    // Escapes: find the closing quote, let serde_json decode the token.
+    let mut i = q;
+    loop {
+        i += 2; // the backslash and the escaped byte
+        i += memchr::memchr2(b'"', b'\\', body.get(i..)?)?;
+        if body[i] == b'"' {
+            break;
+        }
+    }
+    let text: String = serde_json::from_slice(&s[..i + 2]).ok()?;
+    Some((text, &body[i + 1..]))
+}
+
+/// Whether any byte is below 0x20, eight bytes at a time.
+fn has_control_byte(s: &[u8]) -> bool {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let mut words = s.chunks_exact(8);
+    for w in &mut words {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        let x = u64::from_ne_bytes(a);
+        // Exact test for "some byte < 0x20" (valid for any bound up to 0x80).
+        if x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0 {
+            return true;
+        }
+    }
+    words.remainder().iter().any(|&b| b < 0x20)
+}
+
+/// A decimal integer of at most 18 digits (so it cannot overflow), optionally
+/// negative, no leading zeros (as JSON demands).
+fn small_int(d: &[u8]) -> Option<i64> {
+    let (neg, d) = match d.strip_prefix(b"-") {
+        Some(rest) => (true, rest),
+        None => (false, d),
+    };
+    if d.is_empty() || d.len() > 18 || (d.len() > 1 && d[0] == b'0') {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &b in d {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + i64::from(b - b'0');
+    }
+    Some(if neg { -v } else { v })
+}
+
+/// The general path: any event, via serde_json.
+fn parse_event_slow(op: &str, frame: &[u8]) -> Result<Option<ServerEvent>> {
     let raw: RawEvent = serde_json::from_slice(frame).map_err(|e| {
         let shown = String::from_utf8_lossy(&frame[..frame.len().min(200)]).into_owned();
         Error::stream(op.to_owned(), format!("malformed event frame: {shown:?}")).with_source(e)
@@ -460,15 +690,8 @@ impl EventStream {
 
     fn next_from_buffer(&mut self) -> Option<Result<ServerEvent>> {
         loop {
-            match self.decoder.next_frame() {
-                Ok(Some(frame)) => match parse_event(self.op, &frame) {
-                    Ok(Some(ev)) => return Some(Ok(self.accept(ev))),
-                    Ok(None) => continue,
-                    Err(e) => {
-                        self.finish();
-                        return Some(Err(self.err(e)));
-                    }
-                },
+            let parsed = match self.decoder.next_payload() {
+                Ok(Some(frame)) => parse_event(self.op, frame),
                 Ok(None) => return None,
                 Err(len) => {
                     self.finish();
@@ -476,6 +699,14 @@ impl EventStream {
                         self.op,
                         format!("event frame larger than {MAX_FRAME_BYTES} bytes ({len} buffered)"),
                     ))));
+                }
+            };
+            match parsed {
+                Ok(Some(ev)) => return Some(Ok(self.accept(ev))),
+                Ok(None) => continue,
+                Err(e) => {
+                    self.finish();
+                    return Some(Err(self.err(e)));
                 }
             }
         }
@@ -522,7 +753,7 @@ impl Stream for EventStream {
             };
             match body.as_mut().poll_next(cx) {
                 Poll::Pending => return Poll::Pending,
-                Poll::Ready(Some(Ok(chunk))) => this.decoder.push(&chunk),
+                Poll::Ready(Some(Ok(chunk))) => this.decoder.push_bytes(chunk),
                 Poll::Ready(Some(Err(err))) => {
                     this.finish();
                     return Poll::Ready(Some(Err(this.err(
@@ -710,6 +941,20 @@ impl ExecutionBuilder {
         Ok(())
     }
 
+    /// [`apply`](Self::apply) for a borrowed event: for bindings that hand the event
+    /// on after folding it. With `skip_accumulation`, output lines are not copied.
+    pub fn observe(
+        &mut self,
+        event: &ServerEvent,
+        handlers: &mut (impl ExecutionHandlers + ?Sized),
+    ) -> Result<()> {
+        match event {
+            ServerEvent::Stdout(m) if self.skip_accumulation => handlers.on_stdout(m),
+            ServerEvent::Stderr(m) if self.skip_accumulation => handlers.on_stderr(m),
+            other => self.apply(other.clone(), handlers),
+        }
+    }
+
     /// The finished execution.
     pub fn finish(self) -> Execution {
         self.execution
@@ -758,6 +1003,230 @@ mod tests {
             assert_eq!(got.len(), 4, "split {split}: {got:?}");
             assert_eq!(got, ["{\"a\":1}", "{\"b\":2}", "{\"c\":3}", "{\"d\":4}"]);
         }
+    }
+
+    /// A command's wire output: every kind of text the fast path must carry intact.
+    fn tricky_wire() -> (Vec<u8>, Vec<(bool, String)>) {
+        let lines: Vec<(bool, String)> = vec![
+            (false, "plain ascii".into()),
+            (false, String::new()),
+            (true, "stderr between".into()),
+            (false, "trailing CR\r".into()),
+            (false, "tab\tquote\"backslash\\slash/".into()),
+            (false, "\u{1b}[31mANSI\u{1b}[0m".into()),
+            (true, "héllo wörld — ✓ 𝄞 日本語".into()),
+            (false, "emoji 👍🏽 and \u{7f} DEL".into()),
+            (false, "  spaces  ".into()),
+            (false, "data: not a field".into()),
+            (false, "\u{0}nul\u{1}".into()),
+        ];
+        let mut wire = b"{\"type\":\"init\",\"text\":\"id9\",\"timestamp\":1}\n\n".to_vec();
+        for (i, (err, text)) in lines.iter().enumerate() {
+            let ty = if *err { "stderr" } else { "stdout" };
+            let text = serde_json::to_string(text).expect("json");
+            // Alternate the server's compact framing with SSE framing and CRLF.
+            if i % 3 == 2 {
+                wire.extend_from_slice(
+                    format!(
+                        "data: {{\"type\":\"{ty}\",\"text\":{text},\"timestamp\":{i}}}\r\n\r\n"
+                    )
+                    .as_bytes(),
+                );
+            } else {
+                wire.extend_from_slice(
+                    format!("{{\"type\":\"{ty}\",\"text\":{text},\"timestamp\":{i}}}\n\n")
+                        .as_bytes(),
+                );
+            }
+        }
+        wire.extend_from_slice(b"{\"type\":\"execution_complete\",\"execution_time\":2}\n\n");
+        (wire, lines)
+    }
+
+    fn output_of(events: &[ServerEvent]) -> Vec<(bool, String)> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                ServerEvent::Stdout(m) | ServerEvent::Stderr(m) => {
+                    Some((m.is_error, m.text.clone()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn every_line_survives_a_split_at_every_byte_offset() {
+        let (wire, want) = tricky_wire();
+        let wire = Bytes::from(wire);
+        for cut in 0..=wire.len() {
+            let chunks: Vec<std::result::Result<Bytes, std::io::Error>> =
+                vec![Ok(wire.slice(..cut)), Ok(wire.slice(cut..))];
+            let st = EventStream::from_bytes(
+                "t",
+                ExecutionKind::Command,
+                futures_util::stream::iter(chunks),
+            );
+            let events: Vec<ServerEvent> = st.map(|r| r.expect("event")).collect::<Vec<_>>().await;
+            assert!(
+                matches!(events.first(), Some(ServerEvent::Init { .. })),
+                "cut {cut}"
+            );
+            assert!(
+                matches!(events.last(), Some(ServerEvent::Complete(_))),
+                "cut {cut}"
+            );
+            assert_eq!(output_of(&events), want, "cut {cut}");
+        }
+        // Three-way splits and one-byte chunks too.
+        for (a, b) in [(1, 2), (37, 38), (100, 180), (150, 151)] {
+            let chunks: Vec<std::result::Result<Bytes, std::io::Error>> = vec![
+                Ok(wire.slice(..a)),
+                Ok(wire.slice(a..b)),
+                Ok(wire.slice(b..)),
+            ];
+            let st = EventStream::from_bytes(
+                "t",
+                ExecutionKind::Command,
+                futures_util::stream::iter(chunks),
+            );
+            let ex = collect_execution(st, &mut ()).await.expect("run");
+            assert_eq!(ex.logs.stdout.len() + ex.logs.stderr.len(), want.len());
+        }
+        let chunks: Vec<std::result::Result<Bytes, std::io::Error>> = wire
+            .chunks(1)
+            .map(|c| Ok(Bytes::copy_from_slice(c)))
+            .collect();
+        let st = EventStream::from_bytes(
+            "t",
+            ExecutionKind::Command,
+            futures_util::stream::iter(chunks),
+        );
+        let events: Vec<ServerEvent> = st.map(|r| r.expect("event")).collect::<Vec<_>>().await;
+        assert_eq!(output_of(&events), want);
+    }
+
+    #[test]
+    fn copied_and_in_place_pushes_mix() {
+        let (wire, _) = tricky_wire();
+        let want = frames(&wire, wire.len());
+        for split in [1, 2, 3, 5, 8, 13, 64] {
+            let mut d = FrameDecoder::new();
+            let mut got = Vec::new();
+            for (i, c) in wire.chunks(split).enumerate() {
+                if i % 2 == 0 {
+                    d.push(c);
+                } else {
+                    d.push_bytes(Bytes::copy_from_slice(c));
+                }
+                // Drain only every third chunk so that both buffers hold several lines.
+                if i % 3 == 0 {
+                    while let Some(f) = d.next_frame().expect("frame") {
+                        got.push(String::from_utf8(f.to_vec()).expect("utf8"));
+                    }
+                }
+            }
+            while let Some(f) = d.next_frame().expect("frame") {
+                got.push(String::from_utf8(f.to_vec()).expect("utf8"));
+            }
+            assert_eq!(d.finish(), None);
+            assert_eq!(d.buffered(), 0);
+            assert_eq!(got, want, "split {split}");
+        }
+    }
+
+    #[test]
+    fn control_byte_test_is_exact() {
+        for len in 0..20 {
+            for pos in 0..len {
+                for b in 0..=255u8 {
+                    let mut v = vec![b'a'; len];
+                    v[pos] = b;
+                    // Neighbours that could borrow into or carry from the tested byte.
+                    if pos > 0 {
+                        v[pos - 1] = 0xff;
+                    }
+                    assert_eq!(
+                        has_control_byte(&v),
+                        b < 0x20,
+                        "len {len} pos {pos} byte {b}"
+                    );
+                }
+            }
+        }
+        assert!(!has_control_byte("ünïcödé ✓ 𝄞 \u{7f}".as_bytes()));
+    }
+
+    #[test]
+    fn consumed_input_is_released() {
+        // A long-lived stream (metrics watch) whose chunks end mid-line and hold whole
+        // lines too: what was returned must not stay buffered.
+        let wire = b"{\"cpu\":1}\n\n".repeat(10_000);
+        for in_place in [false, true] {
+            let mut d = FrameDecoder::new();
+            let mut n = 0;
+            for chunk in wire.chunks(17) {
+                if in_place {
+                    d.push_bytes(Bytes::copy_from_slice(chunk));
+                } else {
+                    d.push(chunk);
+                }
+                while d.next_frame().expect("frame").is_some() {
+                    n += 1;
+                }
+                assert!(d.buf.len() <= 64, "buffer grew to {}", d.buf.len());
+            }
+            assert_eq!(n, 10_000);
+        }
+    }
+
+    #[test]
+    fn fast_path_agrees_with_serde_json() {
+        let cases: Vec<Vec<u8>> = [
+            r#"{"type":"stdout","text":"hi","timestamp":1718000000102}"#,
+            r#"{"type":"stderr","text":"","timestamp":0}"#,
+            r#"{"type":"stdout","text":"a\"b\\c\/d\n\r\t\b\f","timestamp":-5}"#,
+            r#"{"type":"stdout","text":"\u00e9\ud834\udd1e\u001b","timestamp":3}"#,
+            r#"{"type":"stdout","text":"end\\","timestamp":3}"#,
+            r#"{"type":"stdout","text":"\\\"","timestamp":3}"#,
+            r#"{"type":"stdout","text":"bad \x escape","timestamp":3}"#,
+            r#"{"type":"stdout","text":"lone \ud800 surrogate","timestamp":3}"#,
+            r#"{"type":"stdout","text":"unterminated\","timestamp":3}"#,
+            r#"{"type":"stdout","text":"x","timestamp":01}"#,
+            r#"{"type":"stdout","text":"x","timestamp":99999999999999999999}"#,
+            r#"{"type":"stdout","text":"x","timestamp":123456789012345678}"#,
+            r#"{"type":"stdout","text":"x","timestamp":1.5}"#,
+            r#"{"type":"stdout","text":"x","timestamp":}"#,
+            r#"{"type":"stdout","text":"x","timestamp":1,"extra":2}"#,
+            r#"{"type":"stdout","text":"x","timestamp":1}}"#,
+            r#"{"type":"stdout","text":"x","timestamp":1} "#,
+            r#"{"type":"stdout","text":"x"}"#,
+            r#"{"type":"stdout","text":null,"timestamp":1}"#,
+            r#"{"type":"stdout","text":"x" ,"timestamp":1}"#,
+            r#"{"type":"stdout", "text":"x","timestamp":1}"#,
+            r#"{"type":"stdout","timestamp":1,"text":"x"}"#,
+        ]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .chain([
+            b"{\"type\":\"stdout\",\"text\":\"raw\ttab\",\"timestamp\":1}".to_vec(),
+            b"{\"type\":\"stdout\",\"text\":\"bad \xff utf8\",\"timestamp\":1}".to_vec(),
+            b"{\"type\":\"stdout\",\"text\":\"cut \xe6\x97\",\"timestamp\":1}".to_vec(),
+            "{\"type\":\"stdout\",\"text\":\"日本\",\"timestamp\":1}"
+                .as_bytes()
+                .to_vec(),
+        ])
+        .collect();
+        for c in &cases {
+            let fast = parse_event("t", c).map_err(|e| e.kind());
+            let slow = parse_event_slow("t", c).map_err(|e| e.kind());
+            assert_eq!(fast, slow, "{:?}", String::from_utf8_lossy(c));
+        }
+        // The fast path itself took the well-formed ones.
+        assert!(parse_output_fast(cases[0].as_slice()).is_some());
+        assert!(parse_output_fast(cases[3].as_slice()).is_some());
+        assert!(parse_output_fast(cases[9].as_slice()).is_none());
+        assert!(parse_output_fast(cases[22].as_slice()).is_none());
     }
 
     #[test]
@@ -919,6 +1388,27 @@ mod tests {
         let err = st.next().await.expect("item").expect_err("error");
         assert_eq!(err.code(), Some("RUNTIME_ERROR"));
         assert!(st.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn observe_folds_like_apply() {
+        for skip in [false, true] {
+            let events: Vec<ServerEvent> = stream_of(ExecutionKind::Command, OK, 11)
+                .map(|r| r.expect("event"))
+                .collect()
+                .await;
+            let mut by_value =
+                ExecutionBuilder::new(ExecutionKind::Command).skip_accumulation(skip);
+            let mut by_ref = ExecutionBuilder::new(ExecutionKind::Command).skip_accumulation(skip);
+            for ev in &events {
+                by_ref.observe(ev, &mut ()).expect("observe");
+                by_value.apply(ev.clone(), &mut ()).expect("apply");
+            }
+            let (a, b) = (by_value.finish(), by_ref.finish());
+            assert_eq!(a, b);
+            assert_eq!(b.exit_code, Some(0));
+            assert_eq!(b.logs.stdout.len(), usize::from(!skip));
+        }
     }
 
     #[tokio::test]

@@ -1,0 +1,120 @@
+using System;
+using System.Collections.Generic;
+using OpenSandbox.Core;
+using OpenSandbox.Internal;
+using OpenSandbox.Native;
+
+namespace OpenSandbox.Config
+{
+    /// <summary>Transport protocol of the lifecycle API.</summary>
+    public enum ConnectionProtocol
+    {
+        Http,
+        Https,
+    }
+
+    /// <summary>Options of <see cref="ConnectionConfig"/>; every property is optional.</summary>
+    public class ConnectionConfigOptions
+    {
+        /// <summary>Server domain (<c>host[:port]</c>, a leading http(s):// sets the protocol). Default: env OPEN_SANDBOX_DOMAIN, else localhost:8080.</summary>
+        public string Domain { get; set; }
+
+        /// <summary>Protocol; default http.</summary>
+        public ConnectionProtocol? Protocol { get; set; }
+
+        /// <summary>API key sent as OPEN-SANDBOX-API-KEY. Default: env OPEN_SANDBOX_API_KEY. An empty string sends no key.</summary>
+        public string ApiKey { get; set; }
+
+        /// <summary>Extra headers sent with every request.</summary>
+        public IReadOnlyDictionary<string, string> Headers { get; set; }
+
+        /// <summary>Timeout of one ordinary request in seconds; default 30.</summary>
+        public int? RequestTimeoutSeconds { get; set; }
+
+        /// <summary>Ask the server for proxied endpoints.</summary>
+        public bool? UseServerProxy { get; set; }
+    }
+
+    /// <summary>Connection settings shared by sandboxes and managers. Immutable once built.</summary>
+    public sealed class ConnectionConfig
+    {
+        private readonly object _lock = new object();
+        private ConfigHandle _native;
+
+        public ConnectionConfig() : this(null) { }
+
+        public ConnectionConfig(ConnectionConfigOptions options)
+        {
+            options = options ?? new ConnectionConfigOptions();
+            var domain = options.Domain;
+            if (string.IsNullOrEmpty(domain)) domain = Environment.GetEnvironmentVariable(Constants.EnvDomain);
+            if (string.IsNullOrEmpty(domain)) domain = Constants.DefaultDomain;
+            var protocol = options.Protocol ?? ConnectionProtocol.Http;
+            if (domain.StartsWith("https://", StringComparison.OrdinalIgnoreCase))
+            {
+                protocol = ConnectionProtocol.Https;
+                domain = domain.Substring(8);
+            }
+            else if (domain.StartsWith("http://", StringComparison.OrdinalIgnoreCase))
+            {
+                protocol = ConnectionProtocol.Http;
+                domain = domain.Substring(7);
+            }
+            Domain = domain.TrimEnd('/');
+            Protocol = protocol;
+            ApiKey = options.ApiKey ?? Environment.GetEnvironmentVariable(Constants.EnvApiKey);
+            var headers = new Dictionary<string, string>();
+            if (options.Headers != null)
+                foreach (var kv in options.Headers) headers[kv.Key] = kv.Value;
+            Headers = headers;
+            var timeout = options.RequestTimeoutSeconds ?? Constants.DefaultRequestTimeoutSeconds;
+            if (timeout <= 0) throw new InvalidArgumentException("RequestTimeoutSeconds must be positive");
+            RequestTimeoutSeconds = timeout;
+            UseServerProxy = options.UseServerProxy ?? false;
+        }
+
+        public string Domain { get; private set; }
+        public ConnectionProtocol Protocol { get; private set; }
+        public string ApiKey { get; private set; }
+        public IReadOnlyDictionary<string, string> Headers { get; private set; }
+        public int RequestTimeoutSeconds { get; private set; }
+        public bool UseServerProxy { get; private set; }
+
+        /// <summary>The lifecycle API base URL, e.g. <c>http://localhost:8080/v1</c>.</summary>
+        public string GetBaseUrl()
+        {
+            return (Protocol == ConnectionProtocol.Https ? "https" : "http") + "://" + Domain + "/v1";
+        }
+
+        internal string ProtocolName { get { return Protocol == ConnectionProtocol.Https ? "https" : "http"; } }
+
+        internal string ToNativeJson()
+        {
+            var o = new Dictionary<string, object>();
+            o["domain"] = Domain;
+            o["protocol"] = ProtocolName;
+            // null = send no key at all (also ignoring the environment)
+            o["api_key"] = string.IsNullOrEmpty(ApiKey) ? null : ApiKey;
+            o["request_timeout_ms"] = (long)RequestTimeoutSeconds * 1000;
+            var h = new Dictionary<string, object>();
+            foreach (var kv in Headers) h[kv.Key] = kv.Value;
+            o["headers"] = h;
+            o["use_server_proxy"] = UseServerProxy;
+            o["user_agent"] = Constants.UserAgent;
+            return Json.Write(o);
+        }
+
+        /// <summary>The native config, built once and shared by every sandbox/manager of this config.</summary>
+        internal ConfigHandle Native
+        {
+            get
+            {
+                lock (_lock)
+                {
+                    if (_native == null) _native = Bridge.ConfigNew(ToNativeJson());
+                    return _native;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,469 @@
+// The service objects of a Sandbox (Commands, Files, Health, Metrics, Egress), each a thin
+// layer that turns arguments into the JSON of one C ABI op and the result back into models.
+
+using System;
+using System.Collections.Generic;
+using System.IO;
+using System.Text;
+using System.Threading;
+using System.Threading.Tasks;
+using OpenSandbox.Core;
+using OpenSandbox.Models;
+using OpenSandbox.Native;
+using OpenSandbox.Services;
+
+namespace OpenSandbox.Internal
+{
+    internal sealed class SandboxCore
+    {
+        public SandboxCore(SandboxHandle handle) { Handle = handle; }
+
+        public SandboxHandle Handle { get; private set; }
+
+        public async Task<object> CallAsync(string op, Dictionary<string, object> args, CancellationToken ct)
+        {
+            var r = await Bridge.SandboxCall(Handle, op, args == null ? null : Json.Write(args), ct).ConfigureAwait(false);
+            return r == null ? null : Json.Parse(r);
+        }
+
+        public Task<StreamHandle> OpenStreamAsync(string op, Dictionary<string, object> args, CancellationToken ct)
+        {
+            return Bridge.OpenStream(Handle, op, Json.Write(args), ct);
+        }
+    }
+
+    internal static class Args
+    {
+        public static Dictionary<string, object> Of(params object[] kv)
+        {
+            var d = new Dictionary<string, object>();
+            for (var i = 0; i + 1 < kv.Length; i += 2)
+                if (kv[i + 1] != null) d[(string)kv[i]] = kv[i + 1];
+            return d;
+        }
+
+        public static List<object> List(IEnumerable<string> items)
+        {
+            var l = new List<object>();
+            if (items != null) foreach (var s in items) l.Add(s);
+            return l;
+        }
+
+        public static void Require(object value, string name)
+        {
+            if (value == null) throw new InvalidArgumentException(name + " is required");
+            var s = value as string;
+            if (s != null && s.Length == 0) throw new InvalidArgumentException(name + " must not be empty");
+        }
+    }
+
+    internal sealed class CommandsService : IExecdCommands
+    {
+        private readonly SandboxCore _core;
+
+        public CommandsService(SandboxCore core) { _core = core; }
+
+        private static Dictionary<string, object> RunArgs(string command, RunCommandOptions o)
+        {
+            Args.Require(command, "command");
+            o = o ?? new RunCommandOptions();
+            return Args.Of(
+                "command", command,
+                "background", o.Background,
+                "working_directory", o.WorkingDirectory,
+                "timeout_ms", o.TimeoutSeconds.HasValue ? (object)((long)o.TimeoutSeconds.Value * 1000) : null,
+                "uid", o.Uid,
+                "gid", o.Gid,
+                "envs", ModelJson.StrMapToJson(o.Envs));
+        }
+
+        public IAsyncEnumerable<ServerStreamEvent> RunStreamAsync(string command, RunCommandOptions options = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var args = RunArgs(command, options);
+            args["interrupt_on_drop"] = true;
+            return new NativeStreamEnumerable<ServerStreamEvent>(
+                ct => _core.OpenStreamAsync("commands.run", args, ct), EventFolder.ToServerEvent, cancellationToken);
+        }
+
+        public async Task<Execution> RunAsync(string command, RunCommandOptions options = null, ExecutionHandlers handlers = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var args = RunArgs(command, options);
+            var background = options != null && options.Background;
+            if (handlers == null)
+                return Execution.FromJson(await _core.CallAsync("commands.run", args, cancellationToken).ConfigureAwait(false));
+            // Handlers are async: drive the stream here and await each one in event order.
+            args["interrupt_on_drop"] = true;
+            var stream = await _core.OpenStreamAsync("commands.run", args, cancellationToken).ConfigureAwait(false);
+            return await new EventFolder(handlers, !background).RunAsync(stream, cancellationToken).ConfigureAwait(false);
+        }
+
+        public Task InterruptAsync(string executionId, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            Args.Require(executionId, "executionId");
+            return _core.CallAsync("commands.interrupt", Args.Of("execution_id", executionId), cancellationToken);
+        }
+
+        public async Task<CommandStatus> GetCommandStatusAsync(string executionId, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            Args.Require(executionId, "executionId");
+            return CommandStatus.FromJson(await _core.CallAsync("commands.get_command_status", Args.Of("execution_id", executionId), cancellationToken).ConfigureAwait(false));
+        }
+
+        public async Task<CommandLogs> GetBackgroundCommandLogsAsync(string executionId, long? cursor = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            Args.Require(executionId, "executionId");
+            var r = await _core.CallAsync("commands.get_background_command_logs", Args.Of("execution_id", executionId, "cursor", cursor), cancellationToken).ConfigureAwait(false);
+            return new CommandLogs { Content = Json.Str(r, "content") ?? "", Cursor = Json.Long(r, "cursor") };
+        }
+
+        public async Task<string> CreateSessionAsync(CreateSessionOptions options = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var r = await _core.CallAsync("commands.create_session", Args.Of("working_directory", options == null ? null : options.WorkingDirectory), cancellationToken).ConfigureAwait(false);
+            return Json.Str(r, "session_id");
+        }
+
+        public async Task<Execution> RunInSessionAsync(string sessionId, string command, RunInSessionOptions options = null, ExecutionHandlers handlers = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            Args.Require(sessionId, "sessionId");
+            Args.Require(command, "command");
+            options = options ?? new RunInSessionOptions();
+            var args = Args.Of(
+                "session_id", sessionId,
+                "command", command,
+                "working_directory", options.WorkingDirectory,
+                "timeout_ms", options.TimeoutSeconds.HasValue ? (object)((long)options.TimeoutSeconds.Value * 1000) : null);
+            if (handlers == null)
+                return Execution.FromJson(await _core.CallAsync("commands.run_in_session", args, cancellationToken).ConfigureAwait(false));
+            args["interrupt_on_drop"] = true;
+            var stream = await _core.OpenStreamAsync("commands.run_in_session", args, cancellationToken).ConfigureAwait(false);
+            return await new EventFolder(handlers, true).RunAsync(stream, cancellationToken).ConfigureAwait(false);
+        }
+
+        public Task DeleteSessionAsync(string sessionId, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            Args.Require(sessionId, "sessionId");
+            return _core.CallAsync("commands.delete_session", Args.Of("session_id", sessionId), cancellationToken);
+        }
+    }
+
+    internal sealed class FilesService : ISandboxFiles
+    {
+        private const int UploadChunk = 256 * 1024;
+        private readonly SandboxCore _core;
+
+        public FilesService(SandboxCore core) { _core = core; }
+
+        private static List<object> InfoList(object r)
+        {
+            return Json.Arr(r) ?? new List<object>();
+        }
+
+        public async Task<IReadOnlyDictionary<string, SandboxFileInfo>> GetFileInfoAsync(IEnumerable<string> paths, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var r = await _core.CallAsync("files.get_file_info", Args.Of("paths", Args.List(paths)), cancellationToken).ConfigureAwait(false);
+            var d = new Dictionary<string, SandboxFileInfo>();
+            var o = Json.Obj(r);
+            if (o != null) foreach (var kv in o) d[kv.Key] = SandboxFileInfo.FromJson(kv.Value);
+            return d;
+        }
+
+        public async Task<IReadOnlyList<SandboxFileInfo>> SearchAsync(SearchEntry entry, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            Args.Require(entry, "entry");
+            Args.Require(entry.Path, "entry.Path");
+            var r = await _core.CallAsync("files.search", Args.Of("path", entry.Path, "pattern", entry.Pattern), cancellationToken).ConfigureAwait(false);
+            var l = new List<SandboxFileInfo>();
+            foreach (var x in InfoList(r)) l.Add(SandboxFileInfo.FromJson(x));
+            return l;
+        }
+
+        public async Task<IReadOnlyList<SandboxFileInfo>> ListDirectoryAsync(string path, int? depth = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            Args.Require(path, "path");
+            var r = await _core.CallAsync("files.list_directory", Args.Of("path", path, "depth", depth), cancellationToken).ConfigureAwait(false);
+            var l = new List<SandboxFileInfo>();
+            foreach (var x in InfoList(r)) l.Add(SandboxFileInfo.FromJson(x));
+            return l;
+        }
+
+        private static List<object> PermEntries<T>(IEnumerable<T> entries, Func<T, Dictionary<string, object>> f)
+        {
+            var l = new List<object>();
+            if (entries != null) foreach (var e in entries) l.Add(f(e));
+            return l;
+        }
+
+        public Task CreateDirectoriesAsync(IEnumerable<CreateDirectoryEntry> entries, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var l = PermEntries(entries, e => Args.Of("path", e.Path, "mode", e.Mode, "owner", e.Owner, "group", e.Group));
+            return _core.CallAsync("files.create_directories", Args.Of("entries", l), cancellationToken);
+        }
+
+        public Task DeleteDirectoriesAsync(IEnumerable<string> paths, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return _core.CallAsync("files.delete_directories", Args.Of("paths", Args.List(paths)), cancellationToken);
+        }
+
+        public async Task WriteFilesAsync(IEnumerable<WriteEntry> entries, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            Args.Require(entries, "entries");
+            var inline = new List<object>();
+            var streamed = new List<WriteEntry>();
+            foreach (var e in entries)
+            {
+                Args.Require(e, "entry");
+                Args.Require(e.Path, "entry.Path");
+                var entry = Args.Of("path", e.Path, "mode", e.Mode, "owner", e.Owner, "group", e.Group);
+                if (e.Data == null) entry["data"] = "";
+                else if (e.Data is string) entry["data"] = e.Data;
+                else if (e.Data is byte[]) entry["data_b64"] = Convert.ToBase64String((byte[])e.Data);
+                else if (e.Data is Stream || e.Data is IAsyncEnumerable<byte[]>)
+                {
+                    streamed.Add(e);
+                    continue;
+                }
+                else throw new InvalidArgumentException("WriteEntry.Data must be a string, byte[], Stream or IAsyncEnumerable<byte[]>");
+                inline.Add(entry);
+            }
+            if (inline.Count > 0)
+                await _core.CallAsync("files.write_files", Args.Of("entries", inline), cancellationToken).ConfigureAwait(false);
+            foreach (var e in streamed)
+                await UploadAsync(e, cancellationToken).ConfigureAwait(false);
+        }
+
+        private async Task UploadAsync(WriteEntry e, CancellationToken ct)
+        {
+            var stream = e.Data as Stream;
+            long? size = null;
+            if (stream != null && stream.CanSeek) size = stream.Length - stream.Position;
+            var args = Json.Write(Args.Of("path", e.Path, "mode", e.Mode, "owner", e.Owner, "group", e.Group, "size", size));
+            using (var up = Bridge.Upload(_core.Handle, args))
+            {
+                if (stream != null)
+                {
+                    var buf = new byte[UploadChunk];
+                    while (true)
+                    {
+                        var n = await stream.ReadAsync(buf, 0, buf.Length, ct).ConfigureAwait(false);
+                        if (n <= 0) break;
+                        await Bridge.UploadWrite(up, buf, 0, n, ct).ConfigureAwait(false);
+                    }
+                }
+                else
+                {
+                    var chunks = ((IAsyncEnumerable<byte[]>)e.Data).GetAsyncEnumerator(ct);
+                    try
+                    {
+                        while (await chunks.MoveNextAsync().ConfigureAwait(false))
+                        {
+                            var c = chunks.Current;
+                            if (c != null && c.Length > 0) await Bridge.UploadWrite(up, c, 0, c.Length, ct).ConfigureAwait(false);
+                        }
+                    }
+                    finally
+                    {
+                        await chunks.DisposeAsync().ConfigureAwait(false);
+                    }
+                }
+                await Bridge.UploadFinish(up, ct).ConfigureAwait(false);
+            }
+        }
+
+        private static Dictionary<string, object> ReadArgs(string path, string range, int? offset, int? limit)
+        {
+            Args.Require(path, "path");
+            return Args.Of("path", path, "range", range, "offset", offset, "limit", limit);
+        }
+
+        public async Task<string> ReadFileAsync(string path, ReadFileOptions options = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            options = options ?? new ReadFileOptions();
+            var enc = options.Encoding;
+            if (!string.IsNullOrEmpty(enc) && !IsUtf8(enc))
+            {
+                var bytes = await ReadBytesAsync(path, new ReadBytesOptions { Range = options.Range, Offset = options.Offset, Limit = options.Limit }, cancellationToken).ConfigureAwait(false);
+                return Encoding.GetEncoding(enc).GetString(bytes);
+            }
+            var r = await _core.CallAsync("files.read_file", ReadArgs(path, options.Range, options.Offset, options.Limit), cancellationToken).ConfigureAwait(false);
+            return Json.AsString(r) ?? "";
+        }
+
+        private static bool IsUtf8(string enc)
+        {
+            var e = enc.Replace("-", "").Replace("_", "").ToLowerInvariant();
+            return e == "utf8";
+        }
+
+        public async Task<byte[]> ReadBytesAsync(string path, ReadBytesOptions options = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            options = options ?? new ReadBytesOptions();
+            var r = await _core.CallAsync("files.read_bytes", ReadArgs(path, options.Range, options.Offset, options.Limit), cancellationToken).ConfigureAwait(false);
+            return Convert.FromBase64String(Json.AsString(r) ?? "");
+        }
+
+        public IAsyncEnumerable<byte[]> ReadBytesStreamAsync(string path, ReadBytesOptions options = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            options = options ?? new ReadBytesOptions();
+            var args = Json.Write(ReadArgs(path, options.Range, options.Offset, options.Limit));
+            return new DownloadEnumerable(_core.Handle, args, cancellationToken);
+        }
+
+        public Task DeleteFilesAsync(IEnumerable<string> paths, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return _core.CallAsync("files.delete_files", Args.Of("paths", Args.List(paths)), cancellationToken);
+        }
+
+        public Task MoveFilesAsync(IEnumerable<MoveEntry> entries, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var l = PermEntries(entries, e => Args.Of("src", e.Src, "dest", e.Dest));
+            return _core.CallAsync("files.move_files", Args.Of("entries", l), cancellationToken);
+        }
+
+        private static List<object> ReplaceEntries(IEnumerable<ContentReplaceEntry> entries)
+        {
+            return PermEntries(entries, e => Args.Of("path", e.Path, "old_content", e.OldContent, "new_content", e.NewContent));
+        }
+
+        public Task ReplaceContentsAsync(IEnumerable<ContentReplaceEntry> entries, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return _core.CallAsync("files.replace_contents", Args.Of("entries", ReplaceEntries(entries)), cancellationToken);
+        }
+
+        public async Task<IReadOnlyList<ContentReplaceResult>> ReplaceContentsDetailedAsync(IEnumerable<ContentReplaceEntry> entries, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var r = await _core.CallAsync("files.replace_contents_detailed", Args.Of("entries", ReplaceEntries(entries)), cancellationToken).ConfigureAwait(false);
+            var l = new List<ContentReplaceResult>();
+            foreach (var x in InfoList(r))
+                l.Add(new ContentReplaceResult { Path = Json.Str(x, "path"), ReplacedCount = Json.Long(x, "replaced_count") ?? 0 });
+            return l;
+        }
+
+        public Task SetPermissionsAsync(IEnumerable<SetPermissionEntry> entries, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var l = PermEntries(entries, e => Args.Of("path", e.Path, "mode", e.Mode, "owner", e.Owner, "group", e.Group));
+            return _core.CallAsync("files.set_permissions", Args.Of("entries", l), cancellationToken);
+        }
+    }
+
+    /// <summary>IAsyncEnumerable of download chunks; the request starts on the first MoveNextAsync.</summary>
+    internal sealed class DownloadEnumerable : IAsyncEnumerable<byte[]>
+    {
+        private readonly SandboxHandle _sandbox;
+        private readonly string _args;
+        private readonly CancellationToken _token;
+
+        public DownloadEnumerable(SandboxHandle sandbox, string args, CancellationToken token)
+        {
+            _sandbox = sandbox;
+            _args = args;
+            _token = token;
+        }
+
+        public IAsyncEnumerator<byte[]> GetAsyncEnumerator(CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return new Enumerator(this, cancellationToken);
+        }
+
+        private sealed class Enumerator : IAsyncEnumerator<byte[]>
+        {
+            private readonly DownloadEnumerable _owner;
+            private readonly CancellationTokenSource _cts;
+            private DownloadHandle _download;
+            private bool _done;
+
+            public Enumerator(DownloadEnumerable owner, CancellationToken extra)
+            {
+                _owner = owner;
+                _cts = CancellationTokenSource.CreateLinkedTokenSource(owner._token, extra);
+            }
+
+            public byte[] Current { get; private set; }
+
+            public async ValueTask<bool> MoveNextAsync()
+            {
+                if (_done) return false;
+                try
+                {
+                    if (_download == null) _download = await Bridge.Download(_owner._sandbox, _owner._args, _cts.Token).ConfigureAwait(false);
+                    var chunk = await Bridge.DownloadNext(_download, _cts.Token).ConfigureAwait(false);
+                    if (chunk == null)
+                    {
+                        _done = true;
+                        return false;
+                    }
+                    Current = chunk;
+                    return true;
+                }
+                catch
+                {
+                    _done = true;
+                    throw;
+                }
+            }
+
+            public ValueTask DisposeAsync()
+            {
+                _done = true;
+                if (_download != null) _download.Dispose();
+                _cts.Dispose();
+                return default(ValueTask);
+            }
+        }
+    }
+
+    internal sealed class HealthService : IExecdHealth
+    {
+        private readonly SandboxCore _core;
+
+        public HealthService(SandboxCore core) { _core = core; }
+
+        public async Task<bool> PingAsync(CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var r = await _core.CallAsync("is_healthy", null, cancellationToken).ConfigureAwait(false);
+            return r is bool && (bool)r;
+        }
+    }
+
+    internal sealed class MetricsService : IExecdMetrics
+    {
+        private readonly SandboxCore _core;
+
+        public MetricsService(SandboxCore core) { _core = core; }
+
+        public async Task<SandboxMetrics> GetMetricsAsync(CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return SandboxMetrics.FromJson(await _core.CallAsync("get_metrics", null, cancellationToken).ConfigureAwait(false));
+        }
+
+        public IAsyncEnumerable<SandboxMetrics> WatchMetricsAsync(CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return new NativeStreamEnumerable<SandboxMetrics>(
+                ct => _core.OpenStreamAsync("metrics.watch", new Dictionary<string, object>(), ct),
+                ev => SandboxMetrics.FromJson(ev.Json), cancellationToken);
+        }
+    }
+
+    internal sealed class EgressService : IEgress
+    {
+        private readonly SandboxCore _core;
+
+        public EgressService(SandboxCore core) { _core = core; }
+
+        public async Task<NetworkPolicy> GetPolicyAsync(CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return NetworkPolicy.FromJson(await _core.CallAsync("get_egress_policy", null, cancellationToken).ConfigureAwait(false));
+        }
+
+        public Task PatchRulesAsync(IEnumerable<NetworkRule> rules, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var l = new List<object>();
+            if (rules != null) foreach (var r in rules) l.Add(r.ToJson());
+            return _core.CallAsync("patch_egress_rules", Args.Of("rules", l), cancellationToken);
+        }
+
+        public Task DeleteRulesAsync(IEnumerable<string> targets, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return _core.CallAsync("delete_egress_rules", Args.Of("targets", Args.List(targets)), cancellationToken);
+        }
+    }
+}

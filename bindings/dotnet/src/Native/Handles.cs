@@ -1,0 +1,81 @@
+// SafeHandles over the opaque handles of the C ABI (bindings/ffi/API.md §4). Each one is
+// freed exactly once, by ReleaseHandle, with its osb_*_free function. The ABI lets a
+// handle be freed while an operation on it is in flight (the operation keeps its own
+// reference), so a handle only has to stay alive for the duration of the native call
+// that receives it; Bridge.Use does that with DangerousAddRef/DangerousRelease.
+
+using System;
+using System.Runtime.InteropServices;
+
+namespace OpenSandbox.Native
+{
+    internal abstract class NativeHandle : SafeHandle
+    {
+        protected NativeHandle() : base(IntPtr.Zero, true) { }
+
+        public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+
+        internal void Set(IntPtr value) { SetHandle(value); }
+    }
+
+    internal sealed unsafe class ConfigHandle : NativeHandle
+    {
+        protected override bool ReleaseHandle() { NativeMethods.osb_config_free((OsbConfig*)handle); return true; }
+    }
+
+    internal sealed unsafe class ManagerHandle : NativeHandle
+    {
+        protected override bool ReleaseHandle() { NativeMethods.osb_manager_free((OsbManager*)handle); return true; }
+    }
+
+    internal sealed unsafe class SandboxHandle : NativeHandle
+    {
+        protected override bool ReleaseHandle() { NativeMethods.osb_sandbox_free((OsbSandbox*)handle); return true; }
+    }
+
+    internal sealed unsafe class StreamHandle : NativeHandle
+    {
+        protected override bool ReleaseHandle() { NativeMethods.osb_stream_free((OsbStream*)handle); return true; }
+    }
+
+    internal sealed unsafe class DownloadHandle : NativeHandle
+    {
+        protected override bool ReleaseHandle() { NativeMethods.osb_download_free((OsbDownload*)handle); return true; }
+    }
+
+    internal sealed unsafe class UploadHandle : NativeHandle
+    {
+        protected override bool ReleaseHandle() { NativeMethods.osb_upload_free((OsbUpload*)handle); return true; }
+    }
+
+    internal sealed unsafe class CancelHandle : NativeHandle
+    {
+        public static CancelHandle New()
+        {
+            var h = new CancelHandle();
+            h.Set((IntPtr)NativeMethods.osb_cancel_new());
+            return h;
+        }
+
+        /// <summary>Cancels every native operation this token was given; safe after Dispose (no-op).</summary>
+        public void Cancel()
+        {
+            var added = false;
+            try
+            {
+                DangerousAddRef(ref added);
+                NativeMethods.osb_cancel_cancel((OsbCancel*)handle);
+            }
+            catch (ObjectDisposedException)
+            {
+                // the operation already finished and freed its token
+            }
+            finally
+            {
+                if (added) DangerousRelease();
+            }
+        }
+
+        protected override bool ReleaseHandle() { NativeMethods.osb_cancel_free((OsbCancel*)handle); return true; }
+    }
+}

@@ -1,0 +1,167 @@
+using System;
+using System.Collections.Generic;
+using System.Threading;
+using System.Threading.Tasks;
+using OpenSandbox.Config;
+using OpenSandbox.Core;
+using OpenSandbox.Internal;
+using OpenSandbox.Models;
+using OpenSandbox.Native;
+
+namespace OpenSandbox
+{
+    /// <summary>Administrative access to every sandbox and snapshot of a server.</summary>
+    public sealed class SandboxManager : IAsyncDisposable, IDisposable
+    {
+        private readonly ManagerHandle _handle;
+
+        private SandboxManager(ConnectionConfig config)
+        {
+            ConnectionConfig = config;
+            _handle = Bridge.ManagerNew(config.Native);
+        }
+
+        public ConnectionConfig ConnectionConfig { get; private set; }
+
+        public static SandboxManager Create(SandboxManagerOptions options = null)
+        {
+            var config = (options != null ? options.ConnectionConfig : null) ?? new ConnectionConfig();
+            return new SandboxManager(config);
+        }
+
+        private async Task<object> CallAsync(string op, Dictionary<string, object> args, CancellationToken ct)
+        {
+            var r = await Bridge.ManagerCall(_handle, op, Json.Write(args ?? new Dictionary<string, object>()), ct).ConfigureAwait(false);
+            return r == null ? null : Json.Parse(r);
+        }
+
+        private static Dictionary<string, object> Id(string sandboxId)
+        {
+            Args.Require(sandboxId, "sandboxId");
+            return Args.Of("sandbox_id", sandboxId);
+        }
+
+        public async Task<ListSandboxesResponse> ListSandboxInfosAsync(SandboxFilter filter = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            filter = filter ?? new SandboxFilter();
+            var args = Args.Of(
+                "states", filter.States == null ? null : Args.List(filter.States),
+                "metadata", ModelJson.StrMapToJson(filter.Metadata),
+                "page", filter.Page,
+                "page_size", filter.PageSize);
+            var r = await CallAsync("list_sandbox_infos", args, cancellationToken).ConfigureAwait(false);
+            var items = new List<SandboxInfo>();
+            var arr = Json.Arr(Json.Get(r, "items"));
+            if (arr != null) foreach (var x in arr) items.Add(SandboxInfo.FromJson(x));
+            return new ListSandboxesResponse { Items = items, Pagination = PaginationInfo.FromJson(Json.Get(r, "pagination")) };
+        }
+
+        public async Task<SandboxInfo> GetSandboxInfoAsync(string sandboxId, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return SandboxInfo.FromJson(await CallAsync("get_sandbox_info", Id(sandboxId), cancellationToken).ConfigureAwait(false));
+        }
+
+        public async Task<SandboxInfo> PatchSandboxMetadataAsync(string sandboxId, IReadOnlyDictionary<string, string> patch, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            if (patch == null) throw new InvalidArgumentException("patch is required");
+            var args = Id(sandboxId);
+            var p = new Dictionary<string, object>();
+            foreach (var kv in patch) p[kv.Key] = kv.Value;
+            args["patch"] = p;
+            return SandboxInfo.FromJson(await CallAsync("patch_sandbox_metadata", args, cancellationToken).ConfigureAwait(false));
+        }
+
+        public Task KillSandboxAsync(string sandboxId, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return CallAsync("kill_sandbox", Id(sandboxId), cancellationToken);
+        }
+
+        public Task PauseSandboxAsync(string sandboxId, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return CallAsync("pause_sandbox", Id(sandboxId), cancellationToken);
+        }
+
+        public Task ResumeSandboxAsync(string sandboxId, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return CallAsync("resume_sandbox", Id(sandboxId), cancellationToken);
+        }
+
+        /// <summary>Sets the expiry to now + timeoutSeconds. (The official C# method returns a plain Task; the new expiry is a compatible extra.)</summary>
+        public async Task<RenewSandboxExpirationResponse> RenewSandboxAsync(string sandboxId, int timeoutSeconds, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            if (timeoutSeconds <= 0) throw new InvalidArgumentException("timeoutSeconds must be positive");
+            var args = Id(sandboxId);
+            args["timeout_s"] = (long)timeoutSeconds;
+            var r = await CallAsync("renew_sandbox", args, cancellationToken).ConfigureAwait(false);
+            return new RenewSandboxExpirationResponse { ExpiresAt = Json.Time(r, "expiresAt") };
+        }
+
+        public async Task<Endpoint> GetEndpointAsync(string sandboxId, int port, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var args = Id(sandboxId);
+            args["port"] = (long)port;
+            return Endpoint.FromJson(await CallAsync("get_endpoint", args, cancellationToken).ConfigureAwait(false));
+        }
+
+        public async Task<SnapshotInfo> CreateSnapshotAsync(string sandboxId, string name = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var args = Id(sandboxId);
+            if (name != null) args["name"] = name;
+            return SnapshotInfo.FromJson(await CallAsync("create_snapshot", args, cancellationToken).ConfigureAwait(false));
+        }
+
+        public async Task<SnapshotInfo> GetSnapshotAsync(string snapshotId, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            Args.Require(snapshotId, "snapshotId");
+            return SnapshotInfo.FromJson(await CallAsync("get_snapshot", Args.Of("snapshot_id", snapshotId), cancellationToken).ConfigureAwait(false));
+        }
+
+        public async Task<ListSnapshotsResponse> ListSnapshotsAsync(SnapshotFilter filter = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            filter = filter ?? new SnapshotFilter();
+            var args = Args.Of(
+                "sandbox_id", filter.SandboxId,
+                "states", filter.States == null ? null : Args.List(filter.States),
+                "page", filter.Page,
+                "page_size", filter.PageSize);
+            var r = await CallAsync("list_snapshots", args, cancellationToken).ConfigureAwait(false);
+            var items = new List<SnapshotInfo>();
+            var arr = Json.Arr(Json.Get(r, "items"));
+            if (arr != null) foreach (var x in arr) items.Add(SnapshotInfo.FromJson(x));
+            return new ListSnapshotsResponse { Items = items, Pagination = PaginationInfo.FromJson(Json.Get(r, "pagination")) };
+        }
+
+        public Task DeleteSnapshotAsync(string snapshotId, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            Args.Require(snapshotId, "snapshotId");
+            return CallAsync("delete_snapshot", Args.Of("snapshot_id", snapshotId), cancellationToken);
+        }
+
+        /// <summary>Server diagnostics (extension, not in the official C# SDK).</summary>
+        public async Task<DiagnosticContent> GetDiagnosticLogsAsync(string sandboxId, string scope, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var args = Id(sandboxId);
+            args["scope"] = scope;
+            return DiagnosticContent.FromJson(await CallAsync("get_diagnostic_logs", args, cancellationToken).ConfigureAwait(false));
+        }
+
+        /// <summary>Server diagnostics (extension, not in the official C# SDK).</summary>
+        public async Task<DiagnosticContent> GetDiagnosticEventsAsync(string sandboxId, string scope, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var args = Id(sandboxId);
+            args["scope"] = scope;
+            return DiagnosticContent.FromJson(await CallAsync("get_diagnostic_events", args, cancellationToken).ConfigureAwait(false));
+        }
+
+        public ValueTask DisposeAsync()
+        {
+            Dispose();
+            return default(ValueTask);
+        }
+
+        public void Dispose()
+        {
+            _handle.Dispose();
+        }
+    }
+}

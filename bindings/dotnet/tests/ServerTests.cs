@@ -1,0 +1,405 @@
+// Tests against the real reference server (OPENSANDBOX_SERVER_BIN, started once for the
+// namespace on a free port with a throw-away data dir). They go through the public API
+// only, as a user would.
+
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.IO;
+using System.Linq;
+using System.Text;
+using System.Threading;
+using System.Threading.Tasks;
+using NUnit.Framework;
+using OpenSandbox;
+using OpenSandbox.CodeInterpreter;
+using OpenSandbox.CodeInterpreter.Models;
+using OpenSandbox.Config;
+using OpenSandbox.Core;
+using OpenSandbox.Models;
+using OpenSandbox.Native;
+
+namespace OpenSandbox.Tests.Server
+{
+    [SetUpFixture]
+    public class ServerFixture
+    {
+        private static Process _server;
+        private static string _dataDir;
+        public static string Domain;
+        public const string ApiKey = "dotnet-test-key";
+
+        [SetUp]
+        public void Start()
+        {
+            var bin = Environment.GetEnvironmentVariable("OPENSANDBOX_SERVER_BIN");
+            if (string.IsNullOrEmpty(bin) || !File.Exists(bin)) return;
+            // Short: the server puts Unix sockets below it (108-byte limit).
+            _dataDir = Path.Combine("/tmp", "osbn-" + Guid.NewGuid().ToString("N").Substring(0, 8));
+            Directory.CreateDirectory(_dataDir);
+            var psi = new ProcessStartInfo(bin, "--listen 127.0.0.1:0 --api-key " + ApiKey + " --data-dir " + _dataDir)
+            {
+                UseShellExecute = false,
+                RedirectStandardOutput = true,
+                RedirectStandardError = false,
+            };
+            _server = Process.Start(psi);
+            var deadline = DateTime.UtcNow.AddSeconds(30);
+            while (DateTime.UtcNow < deadline)
+            {
+                var line = _server.StandardOutput.ReadLine();
+                if (line == null) break;
+                const string prefix = "opensandbox-server listening on ";
+                if (line.StartsWith(prefix))
+                {
+                    Domain = line.Substring(prefix.Length).Trim();
+                    break;
+                }
+            }
+            if (Domain == null) throw new Exception("the server did not start");
+            // Keep draining its stdout, or the server blocks once the pipe is full.
+            var output = _server.StandardOutput;
+            new Thread(() => { while (output.ReadLine() != null) { } }) { IsBackground = true }.Start();
+            Environment.SetEnvironmentVariable("OPEN_SANDBOX_DOMAIN", Domain);
+            Environment.SetEnvironmentVariable("OPEN_SANDBOX_API_KEY", ApiKey);
+        }
+
+        [TearDown]
+        public void Stop()
+        {
+            if (_server == null) return;
+            try
+            {
+                using (var m = SandboxManager.Create())
+                {
+                    var all = m.ListSandboxInfosAsync(new SandboxFilter { PageSize = 200 }).GetAwaiter().GetResult();
+                    foreach (var s in all.Items)
+                    {
+                        try { m.KillSandboxAsync(s.Id).GetAwaiter().GetResult(); }
+                        catch (SandboxException) { }
+                    }
+                }
+            }
+            finally
+            {
+                try { _server.Kill(); } catch (InvalidOperationException) { }
+                _server.WaitForExit(5000);
+                try { Directory.Delete(_dataDir, true); } catch (IOException) { } catch (UnauthorizedAccessException) { }
+            }
+        }
+
+        public static void Require()
+        {
+            if (Domain == null) Assert.Ignore("OPENSANDBOX_SERVER_BIN is not set");
+        }
+    }
+
+    [TestFixture]
+    public class SandboxTests
+    {
+        private Sandbox _sb;
+
+        [TestFixtureSetUp]
+        public void CreateSandbox()
+        {
+            ServerFixture.Require();
+            _sb = Sandbox.CreateAsync(new SandboxCreateOptions { Image = "python:3.12", Metadata = new Dictionary<string, string> { { "suite", "dotnet" } } }).GetAwaiter().GetResult();
+        }
+
+        [TestFixtureTearDown]
+        public void KillSandbox()
+        {
+            if (_sb == null) return;
+            _sb.KillAsync().GetAwaiter().GetResult();
+            _sb.Dispose();
+        }
+
+        [Test]
+        public async Task RunFoldsOutputAndExitCode()
+        {
+            var e = await _sb.Commands.RunAsync("echo out; echo err >&2; exit 3");
+            Assert.AreEqual(3, e.ExitCode);
+            Assert.AreEqual("out", e.Logs.Stdout.Single().Text);
+            Assert.AreEqual("err", e.Logs.Stderr.Single().Text);
+            Assert.AreEqual("CommandExecError", e.Error.Name);
+            Assert.AreEqual("3", e.Error.Value);
+            Assert.IsNotNull(e.Id);
+        }
+
+        [Test]
+        public async Task HandlersAreAwaitedInEventOrder()
+        {
+            var seen = new List<string>();
+            var handlers = new ExecutionHandlers
+            {
+                OnInit = async i => { await Task.Delay(5); seen.Add("init"); },
+                OnStdout = async m => { await Task.Yield(); seen.Add("out:" + m.Text); },
+                OnStderr = m => { seen.Add("err:" + m.Text); return Task.CompletedTask; },
+                OnExecutionComplete = c => { seen.Add("complete"); return Task.CompletedTask; },
+            };
+            var e = await _sb.Commands.RunAsync("echo a; sleep 0.2; echo b >&2; sleep 0.2; echo c", null, handlers);
+            Assert.AreEqual(0, e.ExitCode);
+            CollectionAssert.AreEqual(new[] { "init", "out:a", "err:b", "out:c", "complete" }, seen);
+        }
+
+        [Test]
+        public async Task RunStreamYieldsRawEvents()
+        {
+            var types = new List<string>();
+            var en = _sb.Commands.RunStreamAsync("printf 'x\\ny\\n'").GetAsyncEnumerator();
+            try
+            {
+                while (await en.MoveNextAsync()) types.Add(en.Current.Type + (en.Current.Type == "stdout" ? ":" + en.Current.Text : ""));
+            }
+            finally
+            {
+                await en.DisposeAsync();
+            }
+            CollectionAssert.AreEqual(new[] { "init", "stdout:x", "stdout:y", "execution_complete" }, types.Where(t => t != "ping").ToList());
+        }
+
+        [Test]
+        public async Task CancellationReachesTheCoreAndInterruptsTheCommand()
+        {
+            string id = null;
+            var started = new TaskCompletionSource<bool>();
+            var cts = new CancellationTokenSource();
+            var sw = Stopwatch.StartNew();
+            var run = _sb.Commands.RunAsync("echo go; sleep 60", null, new ExecutionHandlers
+            {
+                OnInit = i => { id = i.Id; return Task.CompletedTask; },
+                OnStdout = m => { started.TrySetResult(true); return Task.CompletedTask; },
+            }, cts.Token);
+            await started.Task;
+            cts.Cancel();
+            try
+            {
+                await run;
+                Assert.Fail("expected cancellation");
+            }
+            catch (OperationCanceledException)
+            {
+            }
+            Assert.Less(sw.Elapsed.TotalSeconds, 20);
+            // interrupt_on_drop: the command stops on the server too
+            CommandStatus status = null;
+            for (var i = 0; i < 50; i++)
+            {
+                status = await _sb.Commands.GetCommandStatusAsync(id);
+                if (status.Running == false) break;
+                await Task.Delay(100);
+            }
+            Assert.AreEqual(false, status.Running);
+            Assert.AreEqual(0, Bridge.PendingCount);
+        }
+
+        [Test]
+        public async Task BackgroundCommandStatusAndLogs()
+        {
+            var e = await _sb.Commands.RunAsync("echo bg-out; sleep 0.2", new RunCommandOptions { Background = true });
+            Assert.IsNull(e.ExitCode);
+            CommandStatus s = null;
+            for (var i = 0; i < 100; i++)
+            {
+                s = await _sb.Commands.GetCommandStatusAsync(e.Id);
+                if (s.Running == false) break;
+                await Task.Delay(100);
+            }
+            Assert.AreEqual(0, s.ExitCode);
+            var logs = await _sb.Commands.GetBackgroundCommandLogsAsync(e.Id, 0);
+            StringAssert.Contains("bg-out", logs.Content);
+            Assert.IsNotNull(logs.Cursor);
+        }
+
+        [Test]
+        public async Task SessionsKeepState()
+        {
+            var sid = await _sb.Commands.CreateSessionAsync(new CreateSessionOptions { WorkingDirectory = "/tmp" });
+            await _sb.Commands.RunInSessionAsync(sid, "export GREETING=hi");
+            var e = await _sb.Commands.RunInSessionAsync(sid, "echo $GREETING; pwd");
+            CollectionAssert.AreEqual(new[] { "hi", "/tmp" }, e.Logs.Stdout.Select(m => m.Text).ToList());
+            await _sb.Commands.DeleteSessionAsync(sid);
+        }
+
+        [Test]
+        public async Task FilesWriteReadStreamAndInfo()
+        {
+            var payload = new byte[3 * 1024 * 1024 + 17];
+            new Random(7).NextBytes(payload);
+            await _sb.Files.WriteFilesAsync(new[]
+            {
+                new WriteEntry { Path = "/tmp/dotnet/a.txt", Data = "line1\nline2\nline3\n", Mode = 644 },
+                new WriteEntry { Path = "/tmp/dotnet/b.bin", Data = new MemoryStream(payload) },
+            });
+            Assert.AreEqual("line2", await _sb.Files.ReadFileAsync("/tmp/dotnet/a.txt", new ReadFileOptions { Offset = 2, Limit = 1 }));
+            Assert.AreEqual("line1", await _sb.Files.ReadFileAsync("/tmp/dotnet/a.txt", new ReadFileOptions { Range = "bytes=0-4" }));
+            var all = new MemoryStream();
+            var en = _sb.Files.ReadBytesStreamAsync("/tmp/dotnet/b.bin").GetAsyncEnumerator();
+            try
+            {
+                while (await en.MoveNextAsync()) all.Write(en.Current, 0, en.Current.Length);
+            }
+            finally
+            {
+                await en.DisposeAsync();
+            }
+            CollectionAssert.AreEqual(payload, all.ToArray());
+            var info = await _sb.Files.GetFileInfoAsync(new[] { "/tmp/dotnet/a.txt" });
+            Assert.AreEqual(644, info["/tmp/dotnet/a.txt"].Mode);
+            Assert.AreEqual(18, info["/tmp/dotnet/a.txt"].Size);
+            var found = await _sb.Files.SearchAsync(new SearchEntry { Path = "/tmp/dotnet", Pattern = "*.txt" });
+            Assert.AreEqual(1, found.Count);
+            var replaced = await _sb.Files.ReplaceContentsDetailedAsync(new[] { new ContentReplaceEntry { Path = "/tmp/dotnet/a.txt", OldContent = "line", NewContent = "row" } });
+            Assert.AreEqual(3, replaced.Single().ReplacedCount);
+            await _sb.Files.DeleteDirectoriesAsync(new[] { "/tmp/dotnet" });
+        }
+
+        [Test]
+        public async Task MissingFileIsNotFoundWithRequestId()
+        {
+            try
+            {
+                await _sb.Files.ReadFileAsync("/tmp/definitely-missing");
+                Assert.Fail("expected SandboxApiException");
+            }
+            catch (SandboxApiException e)
+            {
+                Assert.AreEqual(404, e.StatusCode);
+                Assert.AreEqual("not_found", e.Kind);
+                Assert.IsNotNullOrEmpty(e.RequestId);
+            }
+        }
+
+        [Test]
+        public async Task InfoEndpointMetricsAndHealth()
+        {
+            var info = await _sb.GetInfoAsync();
+            Assert.AreEqual(_sb.Id, info.Id);
+            Assert.AreEqual(SandboxStates.Running, info.Status.State);
+            Assert.AreEqual("dotnet", info.Metadata["suite"]);
+            Assert.IsTrue(await _sb.IsHealthyAsync());
+            var ep = await _sb.GetEndpointAsync(Constants.DefaultExecdPort);
+            StringAssert.DoesNotStartWith("http", ep.EndpointAddress);
+            StringAssert.StartsWith("http://", await _sb.GetEndpointUrlAsync(Constants.DefaultExecdPort));
+            var m = await _sb.GetMetricsAsync();
+            Assert.Greater(m.CpuCount, 0);
+            Assert.Greater(m.MemoryTotalMiB, 0);
+        }
+
+        [Test]
+        public async Task CodeInterpreterKeepsContextState()
+        {
+            var ci = await CodeInterpreter.CodeInterpreter.CreateAsync(_sb);
+            var ctx = await ci.Codes.CreateContextAsync(SupportedLanguage.Python);
+            await ci.Codes.RunAsync("x = 40", new RunCodeOptions { Context = ctx });
+            var e = await ci.Codes.RunAsync("x + 2", new RunCodeOptions { Context = ctx });
+            Assert.AreEqual("42", e.Results.Single().Text);
+            Assert.IsNull(e.ExitCode);
+            await ci.Codes.DeleteContextAsync(ctx.Id);
+        }
+
+        [Test]
+        public async Task ManyCallbacksSurviveGarbageCollection()
+        {
+            // The native callbacks are static delegates: collections between calls must not matter.
+            var tasks = new List<Task<bool>>();
+            for (var i = 0; i < 50; i++)
+            {
+                tasks.Add(_sb.IsHealthyAsync());
+                if (i % 10 == 0)
+                {
+                    GC.Collect();
+                    GC.WaitForPendingFinalizers();
+                }
+            }
+            var results = await Task.WhenAll(tasks);
+            Assert.IsTrue(results.All(r => r));
+            Assert.AreEqual(0, Bridge.PendingCount);
+        }
+    }
+
+    [TestFixture]
+    public class ManagerTests
+    {
+        [Test]
+        public async Task ListPatchAndKill()
+        {
+            ServerFixture.Require();
+            var tag = Guid.NewGuid().ToString("N");
+            var sb = await Sandbox.CreateAsync(new SandboxCreateOptions { Image = "python:3.12", ManualCleanup = true, Metadata = new Dictionary<string, string> { { "tag", tag } } });
+            try
+            {
+                Assert.IsNull((await sb.GetInfoAsync()).ExpiresAt);
+                using (var m = SandboxManager.Create())
+                {
+                    var list = await m.ListSandboxInfosAsync(new SandboxFilter { Metadata = new Dictionary<string, string> { { "tag", tag } } });
+                    Assert.AreEqual(sb.Id, list.Items.Single().Id);
+                    var info = await m.PatchSandboxMetadataAsync(sb.Id, new Dictionary<string, string> { { "extra", "1" } });
+                    Assert.AreEqual("1", info.Metadata["extra"]);
+                    await m.KillSandboxAsync(sb.Id);
+                    try
+                    {
+                        await m.GetSandboxInfoAsync(sb.Id);
+                        Assert.Fail("expected 404");
+                    }
+                    catch (SandboxApiException e)
+                    {
+                        Assert.AreEqual(404, e.StatusCode);
+                    }
+                }
+            }
+            finally
+            {
+                sb.Dispose();
+            }
+        }
+
+        [Test]
+        public async Task WrongApiKeyIsUnauthorized()
+        {
+            ServerFixture.Require();
+            var cfg = new ConnectionConfig(new ConnectionConfigOptions { ApiKey = "wrong" });
+            using (var m = SandboxManager.Create(new SandboxManagerOptions { ConnectionConfig = cfg }))
+            {
+                try
+                {
+                    await m.ListSandboxInfosAsync();
+                    Assert.Fail("expected 401");
+                }
+                catch (SandboxApiException e)
+                {
+                    Assert.AreEqual(401, e.StatusCode);
+                    Assert.AreEqual("unauthorized", e.Kind);
+                }
+            }
+        }
+
+        [Test]
+        public async Task CustomHealthCheckTimeoutKillsTheSandbox()
+        {
+            ServerFixture.Require();
+            var tag = Guid.NewGuid().ToString("N");
+            try
+            {
+                await Sandbox.CreateAsync(new SandboxCreateOptions
+                {
+                    Image = "python:3.12",
+                    Metadata = new Dictionary<string, string> { { "tag", tag } },
+                    HealthCheck = s => Task.FromResult(false),
+                    ReadyTimeoutSeconds = 1,
+                    HealthCheckPollingInterval = 100,
+                });
+                Assert.Fail("expected SandboxReadyTimeoutException");
+            }
+            catch (SandboxReadyTimeoutException e)
+            {
+                StringAssert.Contains(ServerFixture.Domain, e.Message);
+            }
+            using (var m = SandboxManager.Create())
+            {
+                var list = await m.ListSandboxInfosAsync(new SandboxFilter { Metadata = new Dictionary<string, string> { { "tag", tag } }, States = new[] { SandboxStates.Running } });
+                Assert.AreEqual(0, list.Items.Count, "the zombie sandbox was not cleaned up");
+            }
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! The committed header must equal what cbindgen generates from the source.
+//! `OPENSANDBOX_BLESS=1 cargo test -p opensandbox-ffi --test header` rewrites it.
+
+use std::path::PathBuf;
+
+fn generate() -> String {
+    let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
+        .unwrap_or_else(|e| panic!("cbindgen.toml: {e}"));
+    let bindings = cbindgen::Builder::new()
+        .with_crate(&crate_dir)
+        .with_config(config)
+        .generate()
+        .unwrap_or_else(|e| panic!("cbindgen failed: {e}"));
+    let mut out = Vec::new();
+    bindings.write(&mut out);
+    String::from_utf8(out).expect("header is UTF-8")
+}
+
+#[test]
+fn header_matches_source() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("include/opensandbox.h");
+    let fresh = generate();
+    if std::env::var_os("OPENSANDBOX_BLESS").is_some() {
+        std::fs::write(&path, &fresh).expect("write header");
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == fresh,
+        "include/opensandbox.h is stale: run `OPENSANDBOX_BLESS=1 cargo test -p opensandbox-ffi --test header`"
+    );
+}
+
+#[test]
+fn every_export_is_declared() {
+    // Every #[no_mangle] function in the source appears in the header (guards against
+    // cbindgen silently skipping one).
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let header = generate();
+    let mut count = 0;
+    for entry in std::fs::read_dir(src).expect("src dir") {
+        let text = std::fs::read_to_string(entry.expect("entry").path()).expect("read");
+        let mut lines = text.lines().peekable();
+        while let Some(line) = lines.next() {
+            if line.trim() == "#[no_mangle]" {
+                let sig = lines.next().unwrap_or_default();
+                let name = sig
+                    .split("fn ")
+                    .nth(1)
+                    .and_then(|s| s.split('(').next())
+                    .unwrap_or_default()
+                    .trim()
+                    .to_owned();
+                assert!(
+                    !name.is_empty(),
+                    "cannot parse export after #[no_mangle]: {sig}"
+                );
+                let declared = header.match_indices(&format!("{name}(")).any(|(i, _)| {
+                    header[..i]
+                        .chars()
+                        .last()
+                        .is_some_and(|c| c == ' ' || c == '*')
+                });
+                assert!(declared, "{name} is exported but missing from the header");
+                count += 1;
+            }
+        }
+    }
+    assert!(count >= 46, "expected at least 46 exports, found {count}");
+}

@@ -1,0 +1,487 @@
+package opensandbox
+
+/*
+#include <stdlib.h>
+#include "opensandbox.h"
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+// OutputMessage is one stdout or stderr line.
+type OutputMessage struct {
+	Text      string `json:"text"`
+	Timestamp int64  `json:"timestamp"`
+}
+
+// ExecutionResult is a code result; Results maps MIME types to representations.
+type ExecutionResult struct {
+	Results   map[string]string `json:"results,omitempty"`
+	Timestamp int64             `json:"timestamp"`
+}
+
+// Text returns the text/plain result.
+func (r ExecutionResult) Text() string { return r.Results["text/plain"] }
+
+// ExecutionError is the error that ended an execution.
+type ExecutionError struct {
+	Name      string   `json:"name"`
+	Value     string   `json:"value"`
+	Timestamp int64    `json:"timestamp"`
+	Traceback []string `json:"traceback"`
+}
+
+// ExecutionComplete is the successful end of an execution; ExecutionTime is in ms.
+type ExecutionComplete struct {
+	Timestamp     int64 `json:"timestamp"`
+	ExecutionTime int64 `json:"execution_time"`
+}
+
+// ExecutionInit is the first event of an execution.
+type ExecutionInit struct {
+	ID        string `json:"text"`
+	Timestamp int64  `json:"timestamp"`
+}
+
+// Execution is the structured result of a command or code run.
+type Execution struct {
+	ID       string
+	Stdout   []OutputMessage
+	Stderr   []OutputMessage
+	Results  []ExecutionResult
+	Error    *ExecutionError
+	Complete *ExecutionComplete
+	// ExitCode: foreground commands and session runs only (0 on complete, the error
+	// value on failure); nil for background commands and code.
+	ExitCode *int
+	// ExecutionCount is the Jupyter execution counter of a code run (extension).
+	ExecutionCount *int
+}
+
+// Text returns the stdout lines joined with newlines.
+func (e *Execution) Text() string {
+	var b strings.Builder
+	for i, m := range e.Stdout {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(m.Text)
+	}
+	return b.String()
+}
+
+// ExecutionHandlers are optional callbacks called in event order. A non-nil error
+// aborts the run (the connection is closed) and is returned.
+type ExecutionHandlers struct {
+	OnInit     func(ExecutionInit) error
+	OnStdout   func(OutputMessage) error
+	OnStderr   func(OutputMessage) error
+	OnResult   func(ExecutionResult) error
+	OnComplete func(ExecutionComplete) error
+	OnError    func(ExecutionError) error
+	// SkipAccumulation keeps stdout/stderr out of the Execution (still delivered
+	// to the handlers).
+	SkipAccumulation bool
+}
+
+type runKind int
+
+const (
+	kindCommand runKind = iota
+	kindBackground
+	kindSession
+	kindCode
+)
+
+// eventStream is an open native execution/metrics stream read with blocking nexts.
+type eventStream struct {
+	h       *C.OsbStream
+	tok     *C.OsbCancel
+	release func()
+}
+
+func (s *Sandbox) openStream(ctx context.Context, op string, args any) (*eventStream, error) {
+	cargs, err := marshalArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	if cargs != nil {
+		defer C.free(unsafe.Pointer(cargs))
+	}
+	cop := C.CString(op)
+	defer C.free(unsafe.Pointer(cop))
+	var p unsafe.Pointer
+	err = s.with(func(h *C.OsbSandbox) error {
+		var e error
+		p, e = asyncCall(ctx, func(tok *C.OsbCancel, cb C.OsbCallback, ud C.uintptr_t) {
+			C.osb_sandbox_open_stream(h, cop, cargs, tok, cb, ud)
+		})
+		return e
+	})
+	if err != nil {
+		return nil, err
+	}
+	tok, release := withCancel(ctx)
+	return &eventStream{h: (*C.OsbStream)(p), tok: tok, release: release}, nil
+}
+
+// next returns the next event (nil at the end). The event must be freed.
+func (st *eventStream) next(ctx context.Context) (*C.OsbEvent, error) {
+	var e *C.OsbError
+	ev := C.osb_stream_next_blocking(st.h, st.tok, &e)
+	if ev == nil && e != nil {
+		return nil, takeError(ctx, e)
+	}
+	return ev, nil
+}
+
+func (st *eventStream) close() {
+	C.osb_stream_free(st.h)
+	st.release()
+}
+
+func eventJSON(ev *C.OsbEvent, out any) error {
+	p := C.osb_event_json(ev)
+	if p == nil {
+		return &Error{Kind: "internal", Message: "cannot read an event"}
+	}
+	return takeJSON(unsafe.Pointer(p), out)
+}
+
+type rawResult struct {
+	Text      *string                    `json:"text"`
+	Timestamp int64                      `json:"timestamp"`
+	Raw       map[string]json.RawMessage `json:"raw"`
+}
+
+type rawComplete struct {
+	Timestamp       int64 `json:"timestamp"`
+	ExecutionTimeMs int64 `json:"execution_time_ms"`
+}
+
+type rawCount struct {
+	Count int `json:"count"`
+}
+
+// drive reads a stream to its end, folding events into exec and calling handlers.
+func drive(ctx context.Context, st *eventStream, kind runKind, h *ExecutionHandlers) (*Execution, error) {
+	defer st.close()
+	exec := &Execution{}
+	skip := h != nil && h.SkipAccumulation
+	var view C.OsbEventView
+	for {
+		ev, err := st.next(ctx)
+		if err != nil {
+			return exec, err
+		}
+		if ev == nil {
+			return exec, nil
+		}
+		C.osb_event_view(ev, &view)
+		var text string
+		if view.text != nil {
+			text = C.GoStringN((*C.char)(unsafe.Pointer(view.text)), C.int(view.text_len))
+		}
+		ts := int64(view.timestamp)
+		var herr error
+		switch view.event_type {
+		case C.OSB_EVENT_INIT:
+			exec.ID = text
+			if h != nil && h.OnInit != nil {
+				herr = h.OnInit(ExecutionInit{ID: text, Timestamp: ts})
+			}
+		case C.OSB_EVENT_STDOUT:
+			m := OutputMessage{Text: text, Timestamp: ts}
+			if !skip {
+				exec.Stdout = append(exec.Stdout, m)
+			}
+			if h != nil && h.OnStdout != nil {
+				herr = h.OnStdout(m)
+			}
+		case C.OSB_EVENT_STDERR:
+			m := OutputMessage{Text: text, Timestamp: ts}
+			if !skip {
+				exec.Stderr = append(exec.Stderr, m)
+			}
+			if h != nil && h.OnStderr != nil {
+				herr = h.OnStderr(m)
+			}
+		case C.OSB_EVENT_RESULT:
+			var r rawResult
+			herr = eventJSON(ev, &r)
+			res := ExecutionResult{Timestamp: r.Timestamp, Results: map[string]string{}}
+			for k, v := range r.Raw {
+				var s string
+				if json.Unmarshal(v, &s) == nil {
+					res.Results[k] = s
+				} else {
+					res.Results[k] = string(v)
+				}
+			}
+			if r.Text != nil {
+				if _, ok := res.Results["text/plain"]; !ok {
+					res.Results["text/plain"] = *r.Text
+				}
+			}
+			exec.Results = append(exec.Results, res)
+			if herr == nil && h != nil && h.OnResult != nil {
+				herr = h.OnResult(res)
+			}
+		case C.OSB_EVENT_EXECUTION_COUNT:
+			var c rawCount
+			if herr = eventJSON(ev, &c); herr == nil {
+				exec.ExecutionCount = &c.Count
+			}
+		case C.OSB_EVENT_ERROR:
+			var e ExecutionError
+			herr = eventJSON(ev, &e)
+			exec.Error = &e
+			if kind == kindCommand || kind == kindSession {
+				if code, err := strconv.Atoi(strings.TrimSpace(e.Value)); err == nil {
+					exec.ExitCode = &code
+				}
+			}
+			if herr == nil && h != nil && h.OnError != nil {
+				herr = h.OnError(e)
+			}
+		case C.OSB_EVENT_EXECUTION_COMPLETE:
+			var c rawComplete
+			herr = eventJSON(ev, &c)
+			done := ExecutionComplete{Timestamp: c.Timestamp, ExecutionTime: c.ExecutionTimeMs}
+			exec.Complete = &done
+			if (kind == kindCommand || kind == kindSession) && exec.Error == nil && exec.ExitCode == nil {
+				zero := 0
+				exec.ExitCode = &zero
+			}
+			if herr == nil && h != nil && h.OnComplete != nil {
+				herr = h.OnComplete(done)
+			}
+		}
+		C.osb_event_free(ev)
+		if herr != nil {
+			return exec, herr
+		}
+	}
+}
+
+func (r RunCommandRequest) args() map[string]any {
+	a := map[string]any{"command": r.Command, "background": r.Background}
+	if r.Cwd != "" {
+		a["working_directory"] = r.Cwd
+	}
+	if r.Timeout > 0 {
+		a["timeout_ms"] = r.Timeout
+	}
+	if r.UID != nil {
+		a["uid"] = *r.UID
+	}
+	if r.GID != nil {
+		a["gid"] = *r.GID
+	}
+	if len(r.Envs) > 0 {
+		a["envs"] = r.Envs
+	}
+	return a
+}
+
+// RunCommand runs a shell command to completion.
+func (s *Sandbox) RunCommand(ctx context.Context, command string, handlers *ExecutionHandlers) (*Execution, error) {
+	return s.RunCommandWithOpts(ctx, RunCommandRequest{Command: command}, handlers)
+}
+
+// RunCommandWithOpts runs a command with full options. Cancelling ctx closes the
+// connection (the command keeps running on the server unless interrupted).
+func (s *Sandbox) RunCommandWithOpts(ctx context.Context, req RunCommandRequest, handlers *ExecutionHandlers) (*Execution, error) {
+	if strings.TrimSpace(req.Command) == "" {
+		return nil, &InvalidArgumentError{Field: "command", Message: "command must not be blank"}
+	}
+	st, err := s.openStream(ctx, "commands.run", req.args())
+	if err != nil {
+		return nil, err
+	}
+	kind := kindCommand
+	if req.Background {
+		kind = kindBackground
+	}
+	return drive(ctx, st, kind, handlers)
+}
+
+// CreateSession creates a bash session.
+func (s *Sandbox) CreateSession(ctx context.Context) (*Session, error) {
+	return s.CreateSessionWithOpts(ctx, CreateSessionRequest{})
+}
+
+// CreateSessionWithOpts creates a bash session with a working directory (extension).
+func (s *Sandbox) CreateSessionWithOpts(ctx context.Context, req CreateSessionRequest) (*Session, error) {
+	args := map[string]any{}
+	if req.Cwd != "" {
+		args["working_directory"] = req.Cwd
+	}
+	var out Session
+	if err := s.call(ctx, "commands.create_session", args, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// RunInSession runs a command in a session.
+func (s *Sandbox) RunInSession(ctx context.Context, sessionID string, req RunInSessionRequest, handlers *ExecutionHandlers) (*Execution, error) {
+	args := map[string]any{"session_id": sessionID, "command": req.Command}
+	if req.Cwd != "" {
+		args["working_directory"] = req.Cwd
+	}
+	if req.Timeout > 0 {
+		args["timeout_ms"] = req.Timeout
+	}
+	st, err := s.openStream(ctx, "commands.run_in_session", args)
+	if err != nil {
+		return nil, err
+	}
+	return drive(ctx, st, kindSession, handlers)
+}
+
+// DeleteSession deletes a session.
+func (s *Sandbox) DeleteSession(ctx context.Context, sessionID string) error {
+	return s.call(ctx, "commands.delete_session", map[string]any{"session_id": sessionID}, nil)
+}
+
+// InterruptCommand interrupts a running command (ExecdClient.InterruptCommand of the
+// official SDK, here on Sandbox).
+func (s *Sandbox) InterruptCommand(ctx context.Context, commandID string) error {
+	return s.call(ctx, "commands.interrupt", map[string]any{"execution_id": commandID}, nil)
+}
+
+// GetCommandStatus returns the status of a command (official: ExecdClient).
+func (s *Sandbox) GetCommandStatus(ctx context.Context, commandID string) (*CommandStatusResponse, error) {
+	var out CommandStatusResponse
+	if err := s.call(ctx, "commands.get_command_status", map[string]any{"execution_id": commandID}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetCommandLogs returns background command output from cursor (official: ExecdClient).
+func (s *Sandbox) GetCommandLogs(ctx context.Context, commandID string, cursor *int64) (*CommandLogsResponse, error) {
+	args := map[string]any{"execution_id": commandID}
+	if cursor != nil {
+		args["cursor"] = *cursor
+	}
+	var raw struct {
+		Content string `json:"content"`
+		Cursor  *int64 `json:"cursor"`
+	}
+	if err := s.call(ctx, "commands.get_background_command_logs", args, &raw); err != nil {
+		return nil, err
+	}
+	out := &CommandLogsResponse{Output: raw.Content, Cursor: -1}
+	if raw.Cursor != nil {
+		out.Cursor = *raw.Cursor
+	}
+	return out, nil
+}
+
+// ExecuteCode runs code (in req.Context when given) and streams its output.
+func (s *Sandbox) ExecuteCode(ctx context.Context, req RunCodeRequest, handlers *ExecutionHandlers) (*Execution, error) {
+	args := map[string]any{"code": req.Code}
+	if req.Context != nil {
+		if req.Context.ID != "" {
+			args["context_id"] = req.Context.ID
+		}
+		if req.Context.Language != "" {
+			args["language"] = req.Context.Language
+		}
+	}
+	st, err := s.openStream(ctx, "code.run", args)
+	if err != nil {
+		return nil, err
+	}
+	return drive(ctx, st, kindCode, handlers)
+}
+
+// CreateContext creates a code execution context.
+func (s *Sandbox) CreateContext(ctx context.Context, req CreateContextRequest) (*CodeContext, error) {
+	args := map[string]any{"language": req.Language}
+	if req.Cwd != "" {
+		args["cwd"] = req.Cwd
+	}
+	var out CodeContext
+	if err := s.call(ctx, "code.create_context", args, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetContext returns a code context (official: ExecdClient).
+func (s *Sandbox) GetContext(ctx context.Context, contextID string) (*CodeContext, error) {
+	var out CodeContext
+	if err := s.call(ctx, "code.get_context", map[string]any{"context_id": contextID}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListContexts lists the code contexts of a language ("" = all).
+func (s *Sandbox) ListContexts(ctx context.Context, language string) ([]CodeContext, error) {
+	args := map[string]any{}
+	if language != "" {
+		args["language"] = language
+	}
+	var out []CodeContext
+	if err := s.call(ctx, "code.list_contexts", args, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// DeleteContext deletes a code context.
+func (s *Sandbox) DeleteContext(ctx context.Context, contextID string) error {
+	return s.call(ctx, "code.delete_context", map[string]any{"context_id": contextID}, nil)
+}
+
+// DeleteContextsByLanguage deletes every context of a language (official: ExecdClient).
+func (s *Sandbox) DeleteContextsByLanguage(ctx context.Context, language string) error {
+	return s.call(ctx, "code.delete_contexts", map[string]any{"language": language}, nil)
+}
+
+// InterruptCode interrupts a running code execution (official: ExecdClient).
+func (s *Sandbox) InterruptCode(ctx context.Context, executionID string) error {
+	return s.call(ctx, "code.interrupt", map[string]any{"execution_id": executionID}, nil)
+}
+
+// WatchMetrics calls handler with a metrics sample about every second until ctx is
+// done or handler returns an error (official: ExecdClient.WatchMetrics, with typed
+// samples instead of raw events). A cancelled ctx ends it with ctx.Err().
+func (s *Sandbox) WatchMetrics(ctx context.Context, handler func(Metrics) error) error {
+	st, err := s.openStream(ctx, "metrics.watch", nil)
+	if err != nil {
+		return err
+	}
+	defer st.close()
+	for {
+		ev, err := st.next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		if ev == nil {
+			return nil
+		}
+		var m Metrics
+		err = eventJSON(ev, &m)
+		C.osb_event_free(ev)
+		if err != nil {
+			return err
+		}
+		if err := handler(m); err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package opensandbox
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../ffi/include
+#cgo !opensandbox_release LDFLAGS: ${SRCDIR}/../../target/debug/libopensandbox_ffi.a -ldl -lm -lpthread
+#cgo opensandbox_release LDFLAGS: ${SRCDIR}/../../target/release/libopensandbox_ffi.a -ldl -lm -lpthread
+#include <stdlib.h>
+#include "opensandbox.h"
+
+// Defined in callback.go (exported from Go).
+extern void goOsbDone(uintptr_t user_data, void *result, OsbError *error);
+static OsbCallback osb_go_callback(void) { return (OsbCallback)goOsbDone; }
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"runtime/cgo"
+	"unsafe"
+)
+
+// nativeStamp is set at link time by the Makefile (mtime and size of the static
+// library) so that Go relinks when the library changes; it is not used otherwise.
+var nativeStamp string
+
+// NativeVersion returns the version of the linked native library.
+func NativeVersion() string { return C.GoString(C.osb_version()) }
+
+// outcome is what the completion callback delivered.
+type outcome struct {
+	result unsafe.Pointer
+	err    *C.OsbError
+}
+
+// asyncCall starts one async export and waits for its callback. When ctx can be
+// cancelled, a native cancellation token is passed and cancelled with ctx, so the
+// cancellation reaches the core future (the callback then reports `cancelled`).
+func asyncCall(ctx context.Context, start func(tok *C.OsbCancel, cb C.OsbCallback, ud C.uintptr_t)) (unsafe.Pointer, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ch := make(chan outcome, 1)
+	h := cgo.NewHandle(ch)
+	defer h.Delete()
+	var tok *C.OsbCancel
+	if ctx.Done() != nil {
+		tok = C.osb_cancel_new()
+		defer C.osb_cancel_free(tok)
+	}
+	start(tok, C.osb_go_callback(), C.uintptr_t(h))
+	var o outcome
+	select {
+	case o = <-ch:
+	case <-ctx.Done():
+		C.osb_cancel_cancel(tok)
+		o = <-ch // the callback always fires exactly once
+	}
+	if o.err != nil {
+		return nil, takeError(ctx, o.err)
+	}
+	return o.result, nil
+}
+
+// cString copies s to C memory; free with C.free.
+func cString(s string) *C.char { return C.CString(s) }
+
+// takeJSON copies an owned JSON string from the library and frees it.
+func takeJSON(p unsafe.Pointer, out any) error {
+	if p == nil {
+		return nil
+	}
+	s := C.GoString((*C.char)(p))
+	C.osb_string_free((*C.char)(p))
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal([]byte(s), out); err != nil {
+		return &Error{Kind: "internal", Message: "cannot decode a library result: " + err.Error()}
+	}
+	return nil
+}
+
+func marshalArgs(args any) (*C.char, error) {
+	if args == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil, &InvalidArgumentError{Field: "arguments", Message: err.Error()}
+	}
+	return C.CString(string(b)), nil
+}
+
+// withCancel makes a native token that is cancelled when ctx is done, for blocking
+// exports. release must be called once the token is no longer used.
+func withCancel(ctx context.Context) (tok *C.OsbCancel, release func()) {
+	if ctx.Done() == nil {
+		return nil, func() {}
+	}
+	tok = C.osb_cancel_new()
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		C.osb_cancel_cancel(tok)
+		close(fired)
+	})
+	return tok, func() {
+		if !stop() {
+			<-fired
+		}
+		C.osb_cancel_free(tok)
+	}
+}
+
+// takeError converts (and frees) a native error into the package's error types.
+func takeError(ctx context.Context, e *C.OsbError) error {
+	defer C.osb_error_free(e)
+	opt := func(p *C.char) string {
+		if p == nil {
+			return ""
+		}
+		return C.GoString(p)
+	}
+	base := &Error{
+		Kind:       C.GoString(C.osb_error_kind(e)),
+		StatusCode: int(C.osb_error_status(e)),
+		Code:       opt(C.osb_error_code(e)),
+		Message:    opt(C.osb_error_message(e)),
+		RequestID:  opt(C.osb_error_request_id(e)),
+		Operation:  opt(C.osb_error_operation(e)),
+	}
+	return convertError(ctx, base)
+}
+
+func convertError(ctx context.Context, base *Error) error {
+	switch base.Kind {
+	case "cancelled":
+		if ctx != nil && ctx.Err() != nil {
+			return &Error{Kind: base.Kind, Message: base.Message, Operation: base.Operation, cause: ctx.Err()}
+		}
+		return base
+	case "timeout":
+		if ctx != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			base.cause = ctx.Err()
+		}
+		return base
+	case "invalid_argument":
+		return &InvalidArgumentError{Field: base.Operation, Message: base.Message}
+	case "ready_timeout":
+		return &SandboxReadyTimeoutError{Elapsed: "", LastErr: base}
+	}
+	if base.StatusCode != 0 {
+		return &APIError{
+			StatusCode: base.StatusCode,
+			RequestID:  base.RequestID,
+			Response:   ErrorResponse{Code: base.Code, Message: base.Message},
+			kind:       base.Kind,
+		}
+	}
+	return base
+}

@@ -1,0 +1,339 @@
+package opensandbox
+
+/*
+#include <stdlib.h>
+#include "opensandbox.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"unsafe"
+)
+
+// uploadChunk is the size of the pieces an upload reader is copied in.
+const uploadChunk = 1 << 20
+
+// UploadFileOptions is the destination (Metadata.Path, required) of an upload.
+type UploadFileOptions struct {
+	FileName string
+	Metadata FileMetadata
+}
+
+// UploadFileEntry is one file of UploadFiles.
+type UploadFileEntry struct {
+	File    io.Reader
+	Options UploadFileOptions
+}
+
+// DownloadFileOptions selects lines (1-based Offset, Limit) of a download.
+type DownloadFileOptions struct {
+	Offset int
+	Limit  int
+}
+
+// GetFileInfo returns the metadata of path, keyed by path.
+func (s *Sandbox) GetFileInfo(ctx context.Context, path string) (map[string]FileInfo, error) {
+	out := map[string]FileInfo{}
+	if err := s.call(ctx, "files.get_file_info", map[string]any{"paths": []string{path}}, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// DeleteFiles deletes files.
+func (s *Sandbox) DeleteFiles(ctx context.Context, paths []string) error {
+	return s.call(ctx, "files.delete_files", map[string]any{"paths": paths}, nil)
+}
+
+// MoveFiles renames or moves files.
+func (s *Sandbox) MoveFiles(ctx context.Context, req MoveRequest) error {
+	return s.call(ctx, "files.move_files", map[string]any{"entries": req}, nil)
+}
+
+// SearchFiles finds files under dir matching a glob pattern ("" = all).
+func (s *Sandbox) SearchFiles(ctx context.Context, dir, pattern string) ([]FileInfo, error) {
+	args := map[string]any{"path": dir}
+	if pattern != "" {
+		args["pattern"] = pattern
+	}
+	var out []FileInfo
+	if err := s.call(ctx, "files.search", args, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ListDirectory lists the immediate children of path.
+func (s *Sandbox) ListDirectory(ctx context.Context, path string) ([]FileInfo, error) {
+	var out []FileInfo
+	if err := s.call(ctx, "files.list_directory", map[string]any{"path": path}, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ListDirectoryWithDepth lists path up to depth levels.
+func (s *Sandbox) ListDirectoryWithDepth(ctx context.Context, path string, depth int) ([]FileInfo, error) {
+	if depth < 0 {
+		return nil, &InvalidArgumentError{Field: "depth", Message: "depth must not be negative"}
+	}
+	var out []FileInfo
+	if err := s.call(ctx, "files.list_directory", map[string]any{"path": path, "depth": depth}, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SetPermissions changes mode/owner/group of files.
+func (s *Sandbox) SetPermissions(ctx context.Context, req PermissionsRequest) error {
+	entries := make([]map[string]any, 0, len(req))
+	for path, p := range req {
+		e := map[string]any{"path": path, "mode": p.Mode}
+		if p.Owner != "" {
+			e["owner"] = p.Owner
+		}
+		if p.Group != "" {
+			e["group"] = p.Group
+		}
+		entries = append(entries, e)
+	}
+	return s.call(ctx, "files.set_permissions", map[string]any{"entries": entries}, nil)
+}
+
+// CreateDirectory creates a directory (and its parents) with mode (octal digits as
+// decimal, e.g. 755).
+func (s *Sandbox) CreateDirectory(ctx context.Context, path string, mode int) error {
+	e := map[string]any{"path": path}
+	if mode != 0 {
+		e["mode"] = mode
+	}
+	return s.call(ctx, "files.create_directories", map[string]any{"entries": []any{e}}, nil)
+}
+
+// DeleteDirectory deletes a directory recursively.
+func (s *Sandbox) DeleteDirectory(ctx context.Context, path string) error {
+	return s.call(ctx, "files.delete_directories", map[string]any{"paths": []string{path}}, nil)
+}
+
+func replaceEntries(req ReplaceRequest) map[string]any {
+	entries := make([]map[string]any, 0, len(req))
+	for path, r := range req {
+		entries = append(entries, map[string]any{"path": path, "old_content": r.Old, "new_content": r.New})
+	}
+	return map[string]any{"entries": entries}
+}
+
+// ReplaceInFiles replaces text in files.
+func (s *Sandbox) ReplaceInFiles(ctx context.Context, req ReplaceRequest) error {
+	return s.call(ctx, "files.replace_contents", replaceEntries(req), nil)
+}
+
+// ReplaceInFilesDetailed replaces text and reports the count per file.
+func (s *Sandbox) ReplaceInFilesDetailed(ctx context.Context, req ReplaceRequest) (ReplaceResponse, error) {
+	var raw []struct {
+		Path          string `json:"path"`
+		ReplacedCount int    `json:"replaced_count"`
+	}
+	if err := s.call(ctx, "files.replace_contents_detailed", replaceEntries(req), &raw); err != nil {
+		return nil, err
+	}
+	out := ReplaceResponse{}
+	for _, r := range raw {
+		out[r.Path] = ReplaceResult{ReplacedCount: r.ReplacedCount}
+	}
+	return out, nil
+}
+
+// OctalMode converts an os.FileMode to octal digits as decimal (0755 -> 755).
+func OctalMode(m os.FileMode) int {
+	v, _ := strconv.Atoi(strconv.FormatUint(uint64(m.Perm()), 8))
+	return v
+}
+
+// UploadFile streams file to opts.Metadata.Path (never holding it in memory).
+func (s *Sandbox) UploadFile(ctx context.Context, file io.Reader, opts UploadFileOptions) error {
+	if file == nil {
+		return &InvalidArgumentError{Field: "file", Message: "file reader is required"}
+	}
+	if opts.Metadata.Path == "" {
+		return &InvalidArgumentError{Field: "metadata.path", Message: "path is required"}
+	}
+	args := map[string]any{"path": opts.Metadata.Path}
+	if opts.Metadata.Mode != 0 {
+		args["mode"] = opts.Metadata.Mode
+	}
+	if opts.Metadata.Owner != "" {
+		args["owner"] = opts.Metadata.Owner
+	}
+	if opts.Metadata.Group != "" {
+		args["group"] = opts.Metadata.Group
+	}
+	cargs, err := marshalArgs(args)
+	if err != nil {
+		return err
+	}
+	defer C.free(unsafe.Pointer(cargs))
+	var up *C.OsbUpload
+	err = s.with(func(h *C.OsbSandbox) error {
+		var e *C.OsbError
+		up = C.osb_sandbox_upload(h, cargs, &e)
+		if up == nil {
+			return takeError(ctx, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	defer C.osb_upload_free(up)
+	tok, release := withCancel(ctx)
+	buf := make([]byte, uploadChunk)
+	for {
+		n, rerr := io.ReadFull(file, buf)
+		if n > 0 {
+			var e *C.OsbError
+			if C.osb_upload_write_blocking(up, (*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(n), tok, &e) != 0 {
+				release()
+				return takeError(ctx, e)
+			}
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			release()
+			return rerr
+		}
+	}
+	release()
+	_, err = asyncCall(ctx, func(tok *C.OsbCancel, cb C.OsbCallback, ud C.uintptr_t) {
+		C.osb_upload_finish(up, tok, cb, ud)
+	})
+	return err
+}
+
+// UploadFiles uploads several files (one request per file).
+func (s *Sandbox) UploadFiles(ctx context.Context, entries []UploadFileEntry) error {
+	if len(entries) == 0 {
+		return &InvalidArgumentError{Field: "entries", Message: "at least one file entry is required"}
+	}
+	for _, e := range entries {
+		if err := s.UploadFile(ctx, e.File, e.Options); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DownloadFile streams a file. rangeHeader (e.g. "bytes=0-1023") or opts (line
+// offset/limit) select a part. The caller must Close the reader; ctx bounds the whole
+// download.
+func (s *Sandbox) DownloadFile(ctx context.Context, remotePath, rangeHeader string, opts ...DownloadFileOptions) (io.ReadCloser, error) {
+	args := map[string]any{"path": remotePath}
+	if rangeHeader != "" {
+		args["range"] = rangeHeader
+	}
+	if len(opts) > 0 {
+		if opts[0].Offset > 0 {
+			args["offset"] = opts[0].Offset
+		}
+		if opts[0].Limit > 0 {
+			args["limit"] = opts[0].Limit
+		}
+	}
+	cargs, err := marshalArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(cargs))
+	var p unsafe.Pointer
+	err = s.with(func(h *C.OsbSandbox) error {
+		var e error
+		p, e = asyncCall(ctx, func(tok *C.OsbCancel, cb C.OsbCallback, ud C.uintptr_t) {
+			C.osb_sandbox_download(h, cargs, tok, cb, ud)
+		})
+		return e
+	})
+	if err != nil {
+		return nil, err
+	}
+	tok, release := withCancel(ctx)
+	r := &downloadReader{ctx: ctx, h: (*C.OsbDownload)(p), tok: tok, release: release}
+	runtime.SetFinalizer(r, func(r *downloadReader) { _ = r.Close() })
+	return r, nil
+}
+
+type downloadReader struct {
+	ctx     context.Context
+	mu      sync.Mutex
+	h       *C.OsbDownload
+	tok     *C.OsbCancel
+	release func()
+	eof     bool
+}
+
+var errReaderClosed = errors.New("opensandbox: read from a closed download")
+
+func (r *downloadReader) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.h == nil {
+		return 0, errReaderClosed
+	}
+	if r.eof {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var e *C.OsbError
+	n := C.osb_download_read(r.h, (*C.uint8_t)(unsafe.Pointer(&p[0])), C.size_t(len(p)), r.tok, &e)
+	switch {
+	case n < 0:
+		return 0, takeError(r.ctx, e)
+	case n == 0:
+		r.eof = true
+		return 0, io.EOF
+	}
+	return int(n), nil
+}
+
+func (r *downloadReader) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.h != nil {
+		C.osb_download_free(r.h)
+		r.h = nil
+		r.release()
+	}
+	return nil
+}
+
+// WriteTo copies the rest of the download to w with large reads (io.Copy uses it).
+func (r *downloadReader) WriteTo(w io.Writer) (int64, error) {
+	buf := make([]byte, 1<<20)
+	var total int64
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			m, werr := w.Write(buf[:n])
+			total += int64(m)
+			if werr != nil {
+				return total, werr
+			}
+		}
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}

@@ -1,0 +1,3 @@
+module example.invalid/opensandbox-sdk/go
+
+go 1.21

@@ -1,0 +1,206 @@
+package opensandbox
+
+/*
+#include <stdlib.h>
+#include "opensandbox.h"
+*/
+import "C"
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// SandboxManager runs lifecycle operations on sandboxes by id. Close frees it.
+type SandboxManager struct {
+	mu      sync.RWMutex
+	handle  *C.OsbManager
+	initErr error
+}
+
+// NewSandboxManager creates a SandboxManager from config. A configuration error is
+// reported by each call.
+func NewSandboxManager(config ConnectionConfig) *SandboxManager {
+	m := &SandboxManager{}
+	cfg, err := config.native()
+	if err != nil {
+		m.initErr = err
+		return m
+	}
+	defer C.osb_config_free(cfg)
+	var e *C.OsbError
+	m.handle = C.osb_manager_new(cfg, &e)
+	if m.handle == nil {
+		m.initErr = takeError(nil, e)
+	}
+	runtime.SetFinalizer(m, func(m *SandboxManager) { _ = m.Close() })
+	return m
+}
+
+// Close releases local resources.
+func (m *SandboxManager) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.handle != nil {
+		C.osb_manager_free(m.handle)
+		m.handle = nil
+	}
+	return nil
+}
+
+func (m *SandboxManager) call(ctx context.Context, op string, args any, out any) error {
+	if m.initErr != nil {
+		return m.initErr
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cargs, err := marshalArgs(args)
+	if err != nil {
+		return err
+	}
+	if cargs != nil {
+		defer C.free(unsafe.Pointer(cargs))
+	}
+	cop := C.CString(op)
+	defer C.free(unsafe.Pointer(cop))
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.handle == nil {
+		return &Error{Kind: "invalid_argument", Message: "the manager was closed"}
+	}
+	tok, release := withCancel(ctx)
+	defer release()
+	var e *C.OsbError
+	res := C.osb_manager_call_blocking(m.handle, cop, cargs, tok, &e)
+	runtime.KeepAlive(m)
+	if res == nil {
+		return takeError(ctx, e)
+	}
+	return takeJSON(unsafe.Pointer(res), out)
+}
+
+// ListSandboxInfos lists sandboxes (one page).
+func (m *SandboxManager) ListSandboxInfos(ctx context.Context, filter ListOptions) (*ListSandboxesResponse, error) {
+	args := map[string]any{}
+	if len(filter.States) > 0 {
+		args["states"] = filter.States
+	}
+	if len(filter.Metadata) > 0 {
+		args["metadata"] = filter.Metadata
+	}
+	if filter.Page > 0 {
+		args["page"] = filter.Page
+	}
+	if filter.PageSize > 0 {
+		args["page_size"] = filter.PageSize
+	}
+	var out ListSandboxesResponse
+	if err := m.call(ctx, "list_sandbox_infos", args, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetSandboxInfo returns one sandbox.
+func (m *SandboxManager) GetSandboxInfo(ctx context.Context, sandboxID string) (*SandboxInfo, error) {
+	var out SandboxInfo
+	if err := m.call(ctx, "get_sandbox_info", map[string]any{"sandbox_id": sandboxID}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// PatchSandboxMetadata sets or removes metadata keys.
+func (m *SandboxManager) PatchSandboxMetadata(ctx context.Context, sandboxID string, patch MetadataPatch) (*SandboxInfo, error) {
+	var out SandboxInfo
+	if err := m.call(ctx, "patch_sandbox_metadata", map[string]any{"sandbox_id": sandboxID, "patch": patch}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// KillSandbox deletes a sandbox.
+func (m *SandboxManager) KillSandbox(ctx context.Context, sandboxID string) error {
+	return m.call(ctx, "kill_sandbox", map[string]any{"sandbox_id": sandboxID}, nil)
+}
+
+// PauseSandbox pauses a sandbox.
+func (m *SandboxManager) PauseSandbox(ctx context.Context, sandboxID string) error {
+	return m.call(ctx, "pause_sandbox", map[string]any{"sandbox_id": sandboxID}, nil)
+}
+
+// ResumeSandbox resumes a paused sandbox.
+func (m *SandboxManager) ResumeSandbox(ctx context.Context, sandboxID string) error {
+	return m.call(ctx, "resume_sandbox", map[string]any{"sandbox_id": sandboxID}, nil)
+}
+
+// RenewSandbox sets a sandbox's expiry to now + duration.
+func (m *SandboxManager) RenewSandbox(ctx context.Context, sandboxID string, duration time.Duration) (*RenewExpirationResponse, error) {
+	var out RenewExpirationResponse
+	if err := m.call(ctx, "renew_sandbox", map[string]any{"sandbox_id": sandboxID, "timeout_s": duration.Seconds()}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetEndpoint returns the endpoint of a port of a sandbox (extension).
+func (m *SandboxManager) GetEndpoint(ctx context.Context, sandboxID string, port int) (*Endpoint, error) {
+	var out Endpoint
+	if err := m.call(ctx, "get_endpoint", map[string]any{"sandbox_id": sandboxID, "port": port}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CreateSnapshot creates a snapshot of a sandbox.
+func (m *SandboxManager) CreateSnapshot(ctx context.Context, sandboxID string, req CreateSnapshotRequest) (*SnapshotInfo, error) {
+	args := map[string]any{"sandbox_id": sandboxID}
+	if req.Name != "" {
+		args["name"] = req.Name
+	}
+	var out SnapshotInfo
+	if err := m.call(ctx, "create_snapshot", args, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetSnapshot returns a snapshot.
+func (m *SandboxManager) GetSnapshot(ctx context.Context, snapshotID string) (*SnapshotInfo, error) {
+	var out SnapshotInfo
+	if err := m.call(ctx, "get_snapshot", map[string]any{"snapshot_id": snapshotID}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListSnapshots lists snapshots (one page).
+func (m *SandboxManager) ListSnapshots(ctx context.Context, filter ListSnapshotsOptions) (*ListSnapshotsResponse, error) {
+	args := map[string]any{}
+	if filter.SandboxID != "" {
+		args["sandbox_id"] = filter.SandboxID
+	}
+	if len(filter.States) > 0 {
+		args["states"] = filter.States
+	}
+	if filter.Page > 0 {
+		args["page"] = filter.Page
+	}
+	if filter.PageSize > 0 {
+		args["page_size"] = filter.PageSize
+	}
+	var out ListSnapshotsResponse
+	if err := m.call(ctx, "list_snapshots", args, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DeleteSnapshot deletes a snapshot.
+func (m *SandboxManager) DeleteSnapshot(ctx context.Context, snapshotID string) error {
+	return m.call(ctx, "delete_snapshot", map[string]any{"snapshot_id": snapshotID}, nil)
+}

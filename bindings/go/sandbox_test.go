@@ -1,0 +1,337 @@
+package opensandbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The tests talk to a real server: run them through scripts/with-server.sh (make
+// test-go), which sets OPEN_SANDBOX_DOMAIN and OPEN_SANDBOX_API_KEY.
+func needServer(t *testing.T) {
+	t.Helper()
+	if os.Getenv("OPEN_SANDBOX_DOMAIN") == "" {
+		t.Skip("OPEN_SANDBOX_DOMAIN not set (run through scripts/with-server.sh)")
+	}
+}
+
+func testSandbox(t *testing.T) *Sandbox {
+	t.Helper()
+	needServer(t)
+	ctx := context.Background()
+	sb, err := CreateSandbox(ctx, ConnectionConfig{}, SandboxCreateOptions{Image: "ubuntu:22.04", Metadata: map[string]string{"suite": "go"}})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = sb.Kill(context.Background())
+		_ = sb.Close()
+	})
+	return sb
+}
+
+func TestConfigDefaultsAndEnv(t *testing.T) {
+	t.Setenv("OPEN_SANDBOX_DOMAIN", "example.test:1234")
+	t.Setenv("OPEN_SANDBOX_API_KEY", "k1")
+	c := ConnectionConfig{}
+	if c.GetDomain() != "example.test:1234" || c.GetAPIKey() != "k1" || c.GetProtocol() != "http" {
+		t.Fatalf("env fallbacks: %q %q %q", c.GetDomain(), c.GetAPIKey(), c.GetProtocol())
+	}
+	if c.GetBaseURL() != "http://example.test:1234" || c.GetRequestTimeout() != DefaultRequestTimeout {
+		t.Fatalf("base url %q timeout %v", c.GetBaseURL(), c.GetRequestTimeout())
+	}
+	c = ConnectionConfig{Domain: "https://h.test/", AuthHeader: "X-API-Key"}
+	if c.GetBaseURL() != "https://h.test" || c.GetAuthHeader() != "X-API-Key" {
+		t.Fatalf("%q %q", c.GetBaseURL(), c.GetAuthHeader())
+	}
+	o := c.nativeOptions()
+	if o["api_key"] != nil || o["headers"].(map[string]string)["X-API-Key"] != "k1" {
+		t.Fatalf("custom auth header not mapped: %v", o)
+	}
+	if OctalMode(0o755) != 755 {
+		t.Fatal("OctalMode")
+	}
+}
+
+func TestArgumentErrors(t *testing.T) {
+	_, err := CreateSandbox(context.Background(), ConnectionConfig{}, SandboxCreateOptions{})
+	var ia *InvalidArgumentError
+	if !errors.As(err, &ia) {
+		t.Fatalf("want InvalidArgumentError, got %v", err)
+	}
+	_, err = ConnectSandbox(context.Background(), ConnectionConfig{}, "")
+	if !errors.As(err, &ia) {
+		t.Fatalf("want InvalidArgumentError, got %v", err)
+	}
+	// Nothing listens on port 9: a connection error of the core.
+	m := NewSandboxManager(ConnectionConfig{Domain: "127.0.0.1:9"})
+	defer m.Close()
+	_, err = m.GetSandboxInfo(context.Background(), "x")
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != "connection" {
+		t.Fatalf("want connection error, got %#v", err)
+	}
+	// A cancelled context never reaches the network.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := m.GetSandboxInfo(ctx, "x"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("want context.Canceled, got %v", err)
+	}
+}
+
+func TestLifecycleAndErrors(t *testing.T) {
+	sb := testSandbox(t)
+	ctx := context.Background()
+	info, err := sb.GetInfo(ctx)
+	if err != nil || info.ID != sb.ID() || info.Status.State != StateRunning || info.Metadata["suite"] != "go" {
+		t.Fatalf("get info: %+v %v", info, err)
+	}
+	if !sb.IsHealthy(ctx) {
+		t.Fatal("not healthy")
+	}
+	r, err := sb.Renew(ctx, 20*time.Minute)
+	if err != nil || time.Until(r.ExpiresAt) < 15*time.Minute {
+		t.Fatalf("renew: %+v %v", r, err)
+	}
+	m := NewSandboxManager(ConnectionConfig{})
+	defer m.Close()
+	page, err := m.ListSandboxInfos(ctx, ListOptions{Metadata: map[string]string{"suite": "go"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range page.Items {
+		found = found || s.ID == sb.ID()
+	}
+	if !found {
+		t.Fatalf("sandbox not listed: %+v", page)
+	}
+	_, err = m.GetSandboxInfo(ctx, "no-such-sandbox")
+	var api *APIError
+	if !errors.As(err, &api) || api.StatusCode != 404 || api.Response.Code == "" || api.RequestID == "" {
+		t.Fatalf("want a 404 APIError with code and request id, got %#v", err)
+	}
+	if api.ErrorKind() != "not_found" {
+		t.Fatalf("kind %q", api.ErrorKind())
+	}
+	other, err := ConnectSandbox(ctx, ConnectionConfig{}, sb.ID(), ReadyOptions{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	ex, err := other.RunCommand(ctx, "echo via-connect", nil)
+	if err != nil || ex.Text() != "via-connect" {
+		t.Fatalf("run via connect: %+v %v", ex, err)
+	}
+}
+
+func TestCommandsHandlersAndCancellation(t *testing.T) {
+	sb := testSandbox(t)
+	ctx := context.Background()
+	var events []string
+	h := &ExecutionHandlers{
+		OnInit:     func(ExecutionInit) error { events = append(events, "init"); return nil },
+		OnStdout:   func(m OutputMessage) error { events = append(events, "stdout:"+m.Text); return nil },
+		OnStderr:   func(m OutputMessage) error { events = append(events, "stderr:"+m.Text); return nil },
+		OnError:    func(e ExecutionError) error { events = append(events, "error:"+e.Value); return nil },
+		OnComplete: func(ExecutionComplete) error { events = append(events, "complete"); return nil },
+	}
+	ex, err := sb.RunCommandWithOpts(ctx, RunCommandRequest{Command: "echo $A; sleep 0.2; echo oops >&2; exit 3", Envs: map[string]string{"A": "hi"}}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.ExitCode == nil || *ex.ExitCode != 3 || ex.Error == nil || ex.Error.Name != "CommandExecError" {
+		t.Fatalf("exit: %+v", ex)
+	}
+	if strings.Join(events, ",") != "init,stdout:hi,stderr:oops,error:3" {
+		t.Fatalf("events: %v", events)
+	}
+	ex, err = sb.RunCommand(ctx, "true", nil)
+	if err != nil || ex.ExitCode == nil || *ex.ExitCode != 0 || ex.Complete == nil {
+		t.Fatalf("true: %+v %v", ex, err)
+	}
+
+	// A handler error aborts the run and is returned as is.
+	stop := errors.New("stop")
+	_, err = sb.RunCommand(ctx, "seq 1 100000", &ExecutionHandlers{OnStdout: func(OutputMessage) error { return stop }})
+	if !errors.Is(err, stop) {
+		t.Fatalf("want handler error, got %v", err)
+	}
+
+	// Cancellation through the context reaches the core and returns promptly, and
+	// nothing is left running on the Go side.
+	before := runtime.NumGoroutine()
+	tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	_, err = sb.RunCommand(tctx, "sleep 30", nil)
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(t0) > 5*time.Second {
+		t.Fatalf("want DeadlineExceeded quickly, got %v after %v", err, time.Since(t0))
+	}
+	time.Sleep(100 * time.Millisecond)
+	if after := runtime.NumGoroutine(); after > before {
+		t.Fatalf("goroutines leaked: %d -> %d", before, after)
+	}
+
+	// Sessions keep state.
+	sess, err := sb.CreateSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.RunInSession(ctx, sess.ID, RunInSessionRequest{Command: "X=42"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ex, err = sb.RunInSession(ctx, sess.ID, RunInSessionRequest{Command: "echo $X"}, nil)
+	if err != nil || ex.Text() != "42" {
+		t.Fatalf("session: %+v %v", ex, err)
+	}
+	if err := sb.DeleteSession(ctx, sess.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	// Background command, status and logs.
+	ex, err = sb.RunCommandWithOpts(ctx, RunCommandRequest{Command: "echo bg; sleep 0.2", Background: true}, nil)
+	if err != nil || ex.ID == "" || ex.ExitCode != nil {
+		t.Fatalf("background: %+v %v", ex, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := sb.GetCommandStatus(ctx, ex.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.Running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("background command still running")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	logs, err := sb.GetCommandLogs(ctx, ex.ID, nil)
+	if err != nil || !strings.Contains(logs.Output, "bg") {
+		t.Fatalf("logs: %+v %v", logs, err)
+	}
+}
+
+func TestFilesRoundTrip(t *testing.T) {
+	sb := testSandbox(t)
+	ctx := context.Background()
+	data := bytes.Repeat([]byte("0123456789abcdef"), 300_000) // 4.8 MB
+	err := sb.UploadFile(ctx, bytes.NewReader(data), UploadFileOptions{Metadata: FileMetadata{Path: "/tmp/go/blob.bin", Mode: 644}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := sb.GetFileInfo(ctx, "/tmp/go/blob.bin")
+	if err != nil || info["/tmp/go/blob.bin"].Size != int64(len(data)) || info["/tmp/go/blob.bin"].Mode != 644 {
+		t.Fatalf("info: %+v %v", info, err)
+	}
+	rc, err := sb.DownloadFile(ctx, "/tmp/go/blob.bin", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, rc)
+	_ = rc.Close()
+	if err != nil || n != int64(len(data)) || !bytes.Equal(h.Sum(nil), sha(data)) {
+		t.Fatalf("download: %d bytes, %v", n, err)
+	}
+	rc, err = sb.DownloadFile(ctx, "/tmp/go/blob.bin", "bytes=16-31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, _ := io.ReadAll(rc)
+	_ = rc.Close()
+	if string(part) != "0123456789abcdef" {
+		t.Fatalf("range: %q", part)
+	}
+	_, err = sb.DownloadFile(ctx, "/tmp/go/missing", "")
+	var api *APIError
+	if !errors.As(err, &api) || api.StatusCode != 404 {
+		t.Fatalf("want 404, got %v", err)
+	}
+	if err := sb.CreateDirectory(ctx, "/tmp/go/dir", 755); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.MoveFiles(ctx, MoveRequest{{Src: "/tmp/go/blob.bin", Dest: "/tmp/go/dir/b.bin"}}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := sb.ListDirectory(ctx, "/tmp/go/dir")
+	if err != nil || len(list) != 1 {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+	if err := sb.UploadFile(ctx, strings.NewReader("hello localhost\n"), UploadFileOptions{Metadata: FileMetadata{Path: "/tmp/go/r.txt"}}); err != nil {
+		t.Fatal(err)
+	}
+	rr, err := sb.ReplaceInFilesDetailed(ctx, ReplaceRequest{"/tmp/go/r.txt": {Old: "localhost", New: "example.com"}})
+	if err != nil || rr["/tmp/go/r.txt"].ReplacedCount != 1 {
+		t.Fatalf("replace: %+v %v", rr, err)
+	}
+	found, err := sb.SearchFiles(ctx, "/tmp/go", "*.txt")
+	if err != nil || len(found) != 1 {
+		t.Fatalf("search: %+v %v", found, err)
+	}
+	if err := sb.DeleteDirectory(ctx, "/tmp/go/dir"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sha(b []byte) []byte {
+	s := sha256.Sum256(b)
+	return s[:]
+}
+
+func TestWatchMetricsStopsWithContext(t *testing.T) {
+	sb := testSandbox(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	err := sb.WatchMetrics(ctx, func(m Metrics) error {
+		n++
+		if m.CPUCount <= 0 {
+			t.Errorf("bad sample %+v", m)
+		}
+		if n == 2 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || n != 2 {
+		t.Fatalf("watch: n=%d err=%v", n, err)
+	}
+}
+
+func TestCodeInterpreterContexts(t *testing.T) {
+	needServer(t)
+	ctx := context.Background()
+	ci, err := CreateCodeInterpreter(ctx, ConnectionConfig{}, CodeInterpreterCreateOptions{Entrypoint: DefaultEntrypoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ci.Kill(ctx); _ = ci.Close() }()
+	info, err := ci.GetInfo(ctx)
+	if err != nil || info.ExpiresAt == nil || time.Until(*info.ExpiresAt) < 14*time.Minute {
+		t.Fatalf("TTL 900 s expected: %+v %v", info, err)
+	}
+	c, err := ci.CreateContext(ctx, CreateContextRequest{Language: "python"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ci.ExecuteInContext(ctx, c.ID, "python", "x = 41", nil); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := ci.ExecuteInContext(ctx, c.ID, "python", "x + 1", nil)
+	if err != nil || len(ex.Results) != 1 || ex.Results[0].Text() != "42" || ex.ExitCode != nil {
+		t.Fatalf("result: %+v %v", ex, err)
+	}
+	ex, err = ci.Execute(ctx, "python", "1/0", nil)
+	if err != nil || ex.Error == nil || ex.Error.Name != "ZeroDivisionError" {
+		t.Fatalf("error: %+v %v", ex, err)
+	}
+}

@@ -1,0 +1,540 @@
+// Part of the OpenSandbox JVM package (Apache-2.0).
+package com.alibaba.opensandbox.sandbox;
+
+import com.alibaba.opensandbox.sandbox.config.ConnectionConfig;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.InvalidArgumentException;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxException;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxReadyTimeoutException;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.DiagnosticContent;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.NetworkPolicy;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.NetworkRule;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PolicyStatus;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxEndpoint;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxImageSpec;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxInfo;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxMetrics;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxRenewResponse;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SnapshotInfo;
+import com.alibaba.opensandbox.sandbox.domain.services.Commands;
+import com.alibaba.opensandbox.sandbox.domain.services.Filesystem;
+import com.alibaba.opensandbox.sandbox.domain.services.Metrics;
+import com.alibaba.opensandbox.sandbox.internal.Json;
+import com.alibaba.opensandbox.sandbox.internal.NativeBridge;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+
+/**
+ * A sandbox: create with {@link #builder()}, attach to an existing one with
+ * {@link #connector()}, resume a paused one with {@link #resumer()}. {@link #close()}
+ * frees local resources only; {@link #kill()} deletes the remote sandbox.
+ */
+public final class Sandbox implements AutoCloseable {
+    private final long handle;
+    private final String id;
+    private final ConnectionConfig connectionConfig;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final Commands commands;
+    private final Filesystem files;
+    private final Metrics metrics;
+
+    private Sandbox(Object created, ConnectionConfig config) {
+        Map<?, ?> m = (Map<?, ?>) created;
+        this.handle = Json.long_(m.get("handle"));
+        this.id = Json.str(m.get("id"));
+        this.connectionConfig = config;
+        this.commands = new Commands(handle);
+        this.files = new Filesystem(handle);
+        this.metrics = new Metrics(handle);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public static Connector connector() {
+        return new Connector();
+    }
+
+    public static Resumer resumer() {
+        return new Resumer();
+    }
+
+    public String getId() {
+        return id;
+    }
+
+    public ConnectionConfig getConnectionConfig() {
+        return connectionConfig;
+    }
+
+    /** Internal: the native handle. */
+    public long nativeHandle() {
+        return handle;
+    }
+
+    public Commands commands() {
+        return commands;
+    }
+
+    public Filesystem files() {
+        return files;
+    }
+
+    public Metrics metrics() {
+        return metrics;
+    }
+
+    private Map<String, Object> args(Object... kv) {
+        Map<String, Object> m = Json.obj(kv);
+        m.put("handle", handle);
+        return m;
+    }
+
+    public SandboxInfo getInfo() {
+        return SandboxInfo.fromJson(NativeBridge.invoke("sandbox.get_info", args()));
+    }
+
+    public CompletableFuture<SandboxInfo> getInfoAsync() {
+        return NativeBridge.invokeAsync("sandbox.get_info", args()).thenApply(SandboxInfo::fromJson);
+    }
+
+    public SandboxEndpoint getEndpoint(int port) {
+        return SandboxEndpoint.fromJson(NativeBridge.invoke("sandbox.get_endpoint", args("port", port)));
+    }
+
+    /** A signed endpoint valid until {@code expires} (unix seconds). */
+    public SandboxEndpoint getSignedEndpoint(int port, long expires) {
+        return SandboxEndpoint.fromJson(NativeBridge.invoke("sandbox.get_signed_endpoint",
+                args("port", port, "expires", expires)));
+    }
+
+    public SandboxMetrics getMetrics() {
+        return metrics.getMetrics();
+    }
+
+    public DiagnosticContent getDiagnosticLogs(String scope) {
+        return DiagnosticContent.fromJson(NativeBridge.invoke("sandbox.get_diagnostic_logs", args("scope", scope)));
+    }
+
+    public DiagnosticContent getDiagnosticEvents(String scope) {
+        return DiagnosticContent.fromJson(NativeBridge.invoke("sandbox.get_diagnostic_events", args("scope", scope)));
+    }
+
+    /** Sets the expiry to now + {@code timeout} (computed on the client). */
+    public SandboxRenewResponse renew(Duration timeout) {
+        return SandboxRenewResponse.fromJson(NativeBridge.invoke("sandbox.renew",
+                args("seconds", timeout.toMillis() / 1000.0)));
+    }
+
+    /** Merges metadata; a null value deletes the key. */
+    public SandboxInfo patchMetadata(Map<String, String> patch) {
+        return SandboxInfo.fromJson(NativeBridge.invoke("sandbox.patch_metadata", args("patch", patch)));
+    }
+
+    public SnapshotInfo createSnapshot(String name) {
+        return SnapshotInfo.fromJson(NativeBridge.invoke("sandbox.create_snapshot", args("name", name)));
+    }
+
+    public SnapshotInfo createSnapshot() {
+        return createSnapshot(null);
+    }
+
+    public NetworkPolicy getEgressPolicy() {
+        return NetworkPolicy.fromJson(NativeBridge.invoke("sandbox.get_egress_policy", args()));
+    }
+
+    public PolicyStatus patchEgressRules(List<NetworkRule> rules) {
+        return PolicyStatus.fromJson(NativeBridge.invoke("sandbox.patch_egress_rules",
+                args("rules", Json.mapList(rules, NetworkRule::toJson))));
+    }
+
+    public PolicyStatus deleteEgressRules(List<String> targets) {
+        return PolicyStatus.fromJson(NativeBridge.invoke("sandbox.delete_egress_rules", args("targets", targets)));
+    }
+
+    public void pause() {
+        NativeBridge.invoke("sandbox.pause", args());
+    }
+
+    /** Resumes this (paused) sandbox and waits until it is ready again. */
+    public void resume() {
+        Map<?, ?> r = (Map<?, ?>) NativeBridge.invoke("sandbox.resume",
+                Json.obj("config", connectionConfig.nativeHandle(), "sandbox_id", id));
+        NativeBridge.invoke("release", Json.obj("handle", r.get("handle")));
+    }
+
+    /** Deletes the remote sandbox. */
+    public void kill() {
+        NativeBridge.invoke("sandbox.kill", args());
+    }
+
+    public CompletableFuture<Void> killAsync() {
+        return NativeBridge.invokeAsync("sandbox.kill", args()).thenApply(o -> null);
+    }
+
+    public boolean isHealthy() {
+        Map<?, ?> r = (Map<?, ?>) NativeBridge.invoke("sandbox.is_healthy", args());
+        return Boolean.TRUE.equals(r.get("healthy"));
+    }
+
+    /** Frees the local handle (idempotent); the remote sandbox keeps running. */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            NativeBridge.invoke("release", Json.obj("handle", handle));
+        }
+    }
+
+    private static Sandbox awaitCustomHealth(Sandbox sb, Predicate<Sandbox> check, Duration timeout,
+            Duration interval, boolean killOnFailure) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            boolean ok;
+            try {
+                ok = check.test(sb);
+            } catch (RuntimeException e) {
+                ok = false;
+            }
+            if (ok) {
+                return sb;
+            }
+            if (System.nanoTime() > deadline) {
+                if (killOnFailure) {
+                    try {
+                        sb.kill();
+                    } catch (SandboxException ignored) {
+                        // best effort: the sandbox never became ready
+                    }
+                }
+                sb.close();
+                throw (SandboxReadyTimeoutException) new SandboxReadyTimeoutException(
+                        "sandbox " + sb.getId() + " did not pass the custom health check within " + timeout
+                                + " (domain " + sb.connectionConfig.getDomain() + ", useServerProxy="
+                                + sb.connectionConfig.getUseServerProxy() + ")").withKind("ready_timeout");
+            }
+            try {
+                Thread.sleep(Math.max(1, interval.toMillis()));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SandboxException("interrupted while waiting for the sandbox", e, null, null);
+            }
+        }
+    }
+
+    private static ConnectionConfig orDefault(ConnectionConfig c) {
+        return c != null ? c : ConnectionConfig.builder().build();
+    }
+
+    /** Builder that creates a sandbox ({@code build()} waits until it is ready). */
+    public static final class Builder {
+        private SandboxImageSpec image;
+        private String snapshotId;
+        private List<String> entrypoint;
+        private final Map<String, String> resource = new LinkedHashMap<>();
+        private boolean resourceSet;
+        private final Map<String, String> env = new LinkedHashMap<>();
+        private final Map<String, String> metadata = new LinkedHashMap<>();
+        private final Map<String, String> extensions = new LinkedHashMap<>();
+        private NetworkPolicy networkPolicy;
+        private Duration timeout = Duration.ofSeconds(600);
+        private Duration readyTimeout;
+        private Duration pollingInterval;
+        private Predicate<Sandbox> healthCheck;
+        private boolean skipHealthCheck;
+        private boolean secureAccess;
+        private ConnectionConfig connectionConfig;
+
+        public Builder image(String image) {
+            this.image = SandboxImageSpec.builder().image(image).build();
+            return this;
+        }
+
+        public Builder imageSpec(SandboxImageSpec spec) {
+            this.image = spec;
+            return this;
+        }
+
+        public Builder snapshotId(String snapshotId) {
+            this.snapshotId = snapshotId;
+            return this;
+        }
+
+        public Builder entrypoint(List<String> entrypoint) {
+            this.entrypoint = entrypoint;
+            return this;
+        }
+
+        public Builder entrypoint(String... entrypoint) {
+            return entrypoint(Arrays.asList(entrypoint));
+        }
+
+        public Builder resource(Map<String, String> resource) {
+            this.resource.clear();
+            this.resource.putAll(resource);
+            this.resourceSet = true;
+            return this;
+        }
+
+        public Builder resource(Consumer<Map<String, String>> configure) {
+            configure.accept(this.resource);
+            this.resourceSet = true;
+            return this;
+        }
+
+        public Builder env(String key, String value) {
+            this.env.put(key, value);
+            return this;
+        }
+
+        public Builder env(Map<String, String> env) {
+            this.env.putAll(env);
+            return this;
+        }
+
+        public Builder env(Consumer<Map<String, String>> configure) {
+            configure.accept(this.env);
+            return this;
+        }
+
+        public Builder metadata(String key, String value) {
+            this.metadata.put(key, value);
+            return this;
+        }
+
+        public Builder metadata(Map<String, String> metadata) {
+            this.metadata.putAll(metadata);
+            return this;
+        }
+
+        public Builder metadata(Consumer<Map<String, String>> configure) {
+            configure.accept(this.metadata);
+            return this;
+        }
+
+        public Builder networkPolicy(NetworkPolicy policy) {
+            this.networkPolicy = policy;
+            return this;
+        }
+
+        public Builder networkPolicy(Consumer<NetworkPolicy.Builder> configure) {
+            NetworkPolicy.Builder b = NetworkPolicy.builder();
+            configure.accept(b);
+            this.networkPolicy = b.build();
+            return this;
+        }
+
+        public Builder secureAccess() {
+            this.secureAccess = true;
+            return this;
+        }
+
+        public Builder extension(String key, String value) {
+            this.extensions.put(key, value);
+            return this;
+        }
+
+        public Builder extensions(Map<String, String> extensions) {
+            this.extensions.putAll(extensions);
+            return this;
+        }
+
+        /** Time to live; {@code null} = manual cleanup (no expiry). Default 10 minutes. */
+        public Builder timeout(Duration timeout) {
+            this.timeout = timeout;
+            return this;
+        }
+
+        public Builder manualCleanup() {
+            this.timeout = null;
+            return this;
+        }
+
+        public Builder readyTimeout(Duration readyTimeout) {
+            this.readyTimeout = readyTimeout;
+            return this;
+        }
+
+        public Builder healthCheckPollingInterval(Duration interval) {
+            this.pollingInterval = interval;
+            return this;
+        }
+
+        /** A custom readiness check replacing the execd ping. */
+        public Builder healthCheck(Predicate<Sandbox> check) {
+            this.healthCheck = check;
+            return this;
+        }
+
+        public Builder skipHealthCheck() {
+            this.skipHealthCheck = true;
+            return this;
+        }
+
+        public Builder skipHealthCheck(boolean skip) {
+            this.skipHealthCheck = skip;
+            return this;
+        }
+
+        public Builder connectionConfig(ConnectionConfig config) {
+            this.connectionConfig = config;
+            return this;
+        }
+
+        private Map<String, Object> args(ConnectionConfig cfg) {
+            if ((image == null) == (snapshotId == null)) {
+                throw new InvalidArgumentException("exactly one of image or snapshotId must be set");
+            }
+            Map<String, Object> a = Json.obj("config", cfg.nativeHandle(),
+                    "image", image == null ? null : image.getImage(),
+                    "snapshot_id", snapshotId,
+                    "env", env, "metadata", metadata, "extensions", extensions,
+                    "skip_health_check", skipHealthCheck || healthCheck != null,
+                    "secure_access", secureAccess);
+            a.put("timeout_s", timeout == null ? null : timeout.toMillis() / 1000.0);
+            if (entrypoint != null) {
+                a.put("entrypoint", entrypoint);
+            }
+            if (resourceSet) {
+                a.put("resource", resource);
+            }
+            if (networkPolicy != null) {
+                a.put("network_policy", networkPolicy.toJson());
+            }
+            if (readyTimeout != null) {
+                a.put("ready_timeout_s", readyTimeout.toMillis() / 1000.0);
+            }
+            if (pollingInterval != null) {
+                a.put("health_check_polling_interval_s", pollingInterval.toMillis() / 1000.0);
+            }
+            return a;
+        }
+
+        private Sandbox finish(Object created, ConnectionConfig cfg) {
+            Sandbox sb = new Sandbox(created, cfg);
+            if (healthCheck != null && !skipHealthCheck) {
+                return awaitCustomHealth(sb, healthCheck, readyTimeout != null ? readyTimeout : Duration.ofSeconds(30),
+                        pollingInterval != null ? pollingInterval : Duration.ofMillis(200), true);
+            }
+            return sb;
+        }
+
+        /** Creates the sandbox and waits until it is ready. */
+        public Sandbox build() {
+            ConnectionConfig cfg = orDefault(connectionConfig);
+            return finish(NativeBridge.invoke("sandbox.create", args(cfg)), cfg);
+        }
+
+        /** As {@link #build()}, without blocking the caller (a custom health check still polls on a pool thread). */
+        public CompletableFuture<Sandbox> buildAsync() {
+            ConnectionConfig cfg = orDefault(connectionConfig);
+            return NativeBridge.invokeAsync("sandbox.create", args(cfg)).thenApplyAsync(o -> finish(o, cfg));
+        }
+    }
+
+    /** Connects to an existing sandbox. */
+    public static class Connector {
+        protected String sandboxId;
+        protected ConnectionConfig connectionConfig;
+        protected Duration timeout;
+        protected Duration pollingInterval;
+        protected Predicate<Sandbox> healthCheck;
+        protected boolean skipHealthCheck;
+
+        public Connector sandboxId(String sandboxId) {
+            this.sandboxId = sandboxId;
+            return this;
+        }
+
+        public Connector connectionConfig(ConnectionConfig config) {
+            this.connectionConfig = config;
+            return this;
+        }
+
+        public Connector connectTimeout(Duration timeout) {
+            this.timeout = timeout;
+            return this;
+        }
+
+        public Connector healthCheckPollingInterval(Duration interval) {
+            this.pollingInterval = interval;
+            return this;
+        }
+
+        public Connector healthCheck(Predicate<Sandbox> check) {
+            this.healthCheck = check;
+            return this;
+        }
+
+        public Connector skipHealthCheck() {
+            this.skipHealthCheck = true;
+            return this;
+        }
+
+        public Connector skipHealthCheck(boolean skip) {
+            this.skipHealthCheck = skip;
+            return this;
+        }
+
+        Sandbox open(String op, String timeoutArg) {
+            if (sandboxId == null || sandboxId.isEmpty()) {
+                throw new InvalidArgumentException("sandboxId is required");
+            }
+            ConnectionConfig cfg = orDefault(connectionConfig);
+            Map<String, Object> a = Json.obj("config", cfg.nativeHandle(), "sandbox_id", sandboxId,
+                    "skip_health_check", skipHealthCheck || healthCheck != null);
+            if (timeout != null) {
+                a.put(timeoutArg, timeout.toMillis() / 1000.0);
+            }
+            if (pollingInterval != null) {
+                a.put("health_check_polling_interval_s", pollingInterval.toMillis() / 1000.0);
+            }
+            Sandbox sb = new Sandbox(NativeBridge.invoke(op, a), cfg);
+            if (healthCheck != null && !skipHealthCheck) {
+                return awaitCustomHealth(sb, healthCheck, timeout != null ? timeout : Duration.ofSeconds(30),
+                        pollingInterval != null ? pollingInterval : Duration.ofMillis(200), false);
+            }
+            return sb;
+        }
+
+        public Sandbox connect() {
+            return open("sandbox.connect", "connect_timeout_s");
+        }
+    }
+
+    /** Resumes a paused sandbox and waits until it is ready again. */
+    public static final class Resumer extends Connector {
+        @Override
+        public Resumer sandboxId(String sandboxId) {
+            super.sandboxId(sandboxId);
+            return this;
+        }
+
+        @Override
+        public Resumer connectionConfig(ConnectionConfig config) {
+            super.connectionConfig(config);
+            return this;
+        }
+
+        public Resumer resumeTimeout(Duration timeout) {
+            this.timeout = timeout;
+            return this;
+        }
+
+        @Override
+        public Resumer skipHealthCheck() {
+            super.skipHealthCheck();
+            return this;
+        }
+
+        public Sandbox resume() {
+            return open("sandbox.resume", "resume_timeout_s");
+        }
+    }
+}

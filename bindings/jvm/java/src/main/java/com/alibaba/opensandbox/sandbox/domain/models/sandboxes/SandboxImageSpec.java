@@ -1,0 +1,59 @@
+// Part of the OpenSandbox JVM package (Apache-2.0).
+package com.alibaba.opensandbox.sandbox.domain.models.sandboxes;
+
+import com.alibaba.opensandbox.sandbox.internal.Json;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** SandboxImageSpec (same shape and getters as the official SDK). */
+public final class SandboxImageSpec {
+    private final String image;
+
+    public SandboxImageSpec(String image) {
+        this.image = image;
+    }
+
+    public String getImage() {
+        return image;
+    }
+
+    /** Internal: from the native JSON form. */
+    public static SandboxImageSpec fromJson(Object json) {
+        if (!(json instanceof Map)) {
+            return null;
+        }
+        Map<?, ?> m = (Map<?, ?>) json;
+        return new SandboxImageSpec(
+            Json.str(m.get("uri")));
+    }
+
+    /** Internal: the native JSON form. */
+    public Map<String, Object> toJson() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("uri", image);
+        return m;
+    }
+
+    @Override
+    public String toString() {
+        return "SandboxImageSpec" + toJson();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Builder of SandboxImageSpec. */
+    public static final class Builder {
+        private String image;
+
+        public Builder image(String image) {
+            this.image = image;
+            return this;
+        }
+
+        public SandboxImageSpec build() {
+            return new SandboxImageSpec(image);
+        }
+    }
+}

@@ -1,0 +1,201 @@
+package com.alibaba.opensandbox.sandbox;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.alibaba.opensandbox.codeinterpreter.CodeInterpreter;
+import com.alibaba.opensandbox.sandbox.config.ConnectionConfig;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.InvalidArgumentException;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxApiException;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxException;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.executions.Execution;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.executions.ExecutionHandlers;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.executions.RunCommandRequest;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.filesystem.EntryInfo;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PagedSandboxInfos;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxFilter;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxState;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+
+/** Against the real reference server (scripts/with-server.sh sets OPEN_SANDBOX_DOMAIN). */
+@EnabledIfEnvironmentVariable(named = "OPEN_SANDBOX_DOMAIN", matches = ".+")
+class ServerTest {
+    static Sandbox sb;
+
+    @BeforeAll
+    static void create() {
+        sb = Sandbox.builder().image("python:3.11").metadata("suite", "jvm").build();
+    }
+
+    @AfterAll
+    static void kill() {
+        if (sb != null) {
+            sb.kill();
+            sb.close();
+        }
+    }
+
+    @Test
+    void quickstartRunsACommand() {
+        Execution e = sb.commands().run("echo 'Hello Sandbox!'");
+        assertEquals("Hello Sandbox!", e.getLogs().getStdout().get(0).getText());
+        assertEquals(0, e.getExitCode());
+        assertNotNull(e.getId());
+        assertNotNull(e.getComplete());
+    }
+
+    @Test
+    void failingCommandHasExitCodeAndError() {
+        Execution e = sb.commands().run("echo oops >&2; exit 3");
+        assertEquals(3, e.getExitCode());
+        assertEquals("3", e.getError().getValue());
+        assertEquals("oops", e.getLogs().getStderr().get(0).getText());
+        assertTrue(e.getLogs().getStderr().get(0).isError());
+    }
+
+    @Test
+    void handlersAreCalledInOrder() {
+        List<String> seen = Collections.synchronizedList(new ArrayList<>());
+        ExecutionHandlers h = ExecutionHandlers.builder()
+                .onInit(id -> seen.add("init"))
+                .onStdout(m -> seen.add("out:" + m.getText()))
+                .onStderr(m -> seen.add("err:" + m.getText()))
+                .onExecutionComplete(c -> seen.add("complete"))
+                .build();
+        sb.commands().run(RunCommandRequest.builder().command("echo a; echo b >&2; echo c").handlers(h).build());
+        assertEquals("init", seen.get(0));
+        assertEquals("complete", seen.get(seen.size() - 1));
+        assertTrue(seen.indexOf("out:a") < seen.indexOf("out:c"));
+        assertTrue(seen.contains("err:b"));
+    }
+
+    @Test
+    void aThrowingHandlerStopsTheRunAndItsExceptionSurfaces() {
+        IllegalStateException boom = new IllegalStateException("boom");
+        ExecutionHandlers h = ExecutionHandlers.builder().onStdout(m -> {
+            throw boom;
+        }).build();
+        IllegalStateException got = assertThrows(IllegalStateException.class,
+                () -> sb.commands().run(RunCommandRequest.builder().command("echo x; sleep 5").handlers(h).build()));
+        assertSame(boom, got);
+    }
+
+    @Test
+    void asyncRunCompletesOffTheRuntimeThreads() throws Exception {
+        List<String> threads = Collections.synchronizedList(new ArrayList<>());
+        ExecutionHandlers h = ExecutionHandlers.builder().onStdout(m -> threads.add(Thread.currentThread().getName())).build();
+        String continuation = sb.commands()
+                .runAsync(RunCommandRequest.builder().command("echo async").handlers(h).build())
+                .thenApply(e -> {
+                    assertEquals("async", e.getLogs().getStdout().get(0).getText());
+                    return Thread.currentThread().getName();
+                })
+                .get(60, TimeUnit.SECONDS);
+        assertFalse(continuation.startsWith("opensandbox-jvm"), continuation);
+        assertEquals(1, threads.size());
+        assertTrue(threads.get(0).startsWith("opensandbox-jvm"), threads.get(0));
+        assertEquals(sb.getId(), sb.getInfoAsync().get(30, TimeUnit.SECONDS).getId());
+    }
+
+    @Test
+    void blockingCallInsideAnAsyncHandlerIsRefusedNotDeadlocked() throws Exception {
+        ExecutionHandlers h = ExecutionHandlers.builder().onStdout(m -> sb.getInfo()).build();
+        CompletionException e = assertThrows(CompletionException.class,
+                () -> sb.commands().runAsync(RunCommandRequest.builder().command("echo x").handlers(h).build()).join());
+        assertInstanceOf(InvalidArgumentException.class, e.getCause());
+    }
+
+    @Test
+    void filesRoundTripBytesAndStreams() throws Exception {
+        byte[] data = new byte[5 * 1024 * 1024 + 17];
+        new Random(7).nextBytes(data);
+        sb.files().writeFile("/tmp/jvm-blob.bin", new ByteArrayInputStream(data));
+        assertArrayEquals(data, sb.files().readByteArray("/tmp/jvm-blob.bin"));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (InputStream in = sb.files().readStream("/tmp/jvm-blob.bin")) {
+            in.transferTo(out);
+        }
+        assertArrayEquals(data, out.toByteArray());
+        sb.files().writeFile("/tmp/jvm-hello.txt", "héllo\nworld\n");
+        assertEquals("world", sb.files().readFile("/tmp/jvm-hello.txt", "UTF-8", null, 2L, 1L).trim());
+        Map<String, EntryInfo> info = sb.files().readFileInfo(List.of("/tmp/jvm-hello.txt"));
+        assertEquals(13L, info.get("/tmp/jvm-hello.txt").getSize());
+        assertEquals("héllo\nworld\n", new String(sb.files().readByteArray("/tmp/jvm-hello.txt"), StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void errorsKeepStatusAndRequestId() {
+        try (SandboxManager m = SandboxManager.builder().build()) {
+            SandboxApiException e = assertThrows(SandboxApiException.class, () -> m.getSandboxInfo("does-not-exist"));
+            assertEquals(404, e.getStatusCode());
+            assertNotNull(e.getRequestId());
+            assertEquals("not_found", e.getKind());
+        }
+        ConnectionConfig bad = ConnectionConfig.builder().apiKey("wrong").build();
+        try (SandboxManager m = SandboxManager.builder().connectionConfig(bad).build()) {
+            SandboxApiException e = assertThrows(SandboxApiException.class, () -> m.listSandboxInfos(null));
+            assertEquals(401, e.getStatusCode());
+        }
+    }
+
+    @Test
+    void managerListsByMetadataAndClosedHandlesAreRejected() {
+        try (SandboxManager m = SandboxManager.builder().build()) {
+            PagedSandboxInfos page = m.listSandboxInfos(SandboxFilter.builder().states(SandboxState.RUNNING).metadata(Map.of("suite", "jvm")).build());
+            assertTrue(page.getSandboxInfos().stream().anyMatch(i -> i.getId().equals(sb.getId())));
+        }
+        Sandbox other = Sandbox.connector().sandboxId(sb.getId()).skipHealthCheck().connect();
+        other.close();
+        other.close(); // idempotent
+        SandboxException e = assertThrows(SandboxException.class, other::getInfo);
+        assertEquals("invalid_argument", e.getKind());
+    }
+
+    @Test
+    void pauseThenResumeKeepsFiles() throws Exception {
+        Sandbox other = Sandbox.builder().image("python:3.11").build();
+        try {
+            other.files().writeFile("/tmp/keep.txt", "kept");
+            other.pause();
+            String state = other.getInfo().getStatus().getState();
+            for (int i = 0; i < 100 && !state.equals("Paused"); i++) {
+                Thread.sleep(100);
+                state = other.getInfo().getStatus().getState();
+            }
+            assertEquals("Paused", state);
+            other.resume();
+            assertEquals("Running", other.getInfo().getStatus().getState());
+            assertEquals("kept", other.files().readFile("/tmp/keep.txt"));
+        } finally {
+            other.kill();
+            other.close();
+        }
+    }
+
+    @Test
+    void codeInterpreterRunsPython() {
+        CodeInterpreter ci = CodeInterpreter.builder().fromSandbox(sb).build();
+        Execution e = ci.codes().run("print(6 * 7)", "python");
+        assertEquals("42", e.getLogs().getStdout().get(0).getText().trim());
+    }
+}

@@ -1,0 +1,227 @@
+// Integration tests against a real server (OPEN_SANDBOX_DOMAIN / OPEN_SANDBOX_API_KEY,
+// as `make test-node` sets them through scripts/with-server.sh).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { Readable } from 'node:stream';
+import {
+  CodeInterpreter,
+  ConnectionConfig,
+  InvalidArgumentException,
+  Sandbox,
+  SandboxApiException,
+  SandboxManager,
+  SupportedLanguages,
+} from '../index.mjs';
+
+const haveServer = !!process.env.OPEN_SANDBOX_DOMAIN;
+const skip = haveServer ? false : 'needs a server (OPEN_SANDBOX_DOMAIN)';
+let sbx;
+
+before(async () => {
+  if (haveServer) sbx = await Sandbox.create({ image: 'python:3.11', metadata: { suite: 'node' } });
+});
+after(async () => {
+  if (sbx) await sbx.kill();
+});
+
+const sha = (b) => createHash('sha256').update(b).digest('hex');
+
+test('run: output, exit code, async handlers called in event order', { skip }, async () => {
+  const seen = [];
+  const ex = await sbx.commands.run('echo one; echo two >&2; echo three; exit 3', undefined, {
+    onInit: async (i) => { await new Promise((r) => setTimeout(r, 10)); seen.push(`init:${!!i.id}`); },
+    onStdout: async (m) => { await new Promise((r) => setTimeout(r, 5)); seen.push(`out:${m.text}`); },
+    onStderr: (m) => seen.push(`err:${m.text}`),
+    onError: (e) => seen.push(`error:${e.name}:${e.value}`),
+  });
+  assert.equal(ex.exitCode, 3);
+  assert.deepEqual(ex.logs.stdout.map((m) => m.text), ['one', 'three']);
+  assert.deepEqual(ex.logs.stderr.map((m) => m.text), ['two']);
+  assert.equal(ex.error.name, 'CommandExecError');
+  assert.equal(seen[0], 'init:true');
+  assert.deepEqual(seen.filter((s) => s.startsWith('out:')), ['out:one', 'out:three']);
+  assert.equal(seen.at(-1), 'error:CommandExecError:3');
+  const uni = await sbx.commands.run("echo 'héllo wörld 😀'; echo ascii; echo 'ß' >&2");
+  assert.deepEqual(uni.logs.stdout.map((m) => m.text), ['héllo wörld 😀', 'ascii']);
+  assert.deepEqual(uni.logs.stderr.map((m) => m.text), ['ß']);
+  const ok = await sbx.commands.run('true');
+  assert.equal(ok.exitCode, 0);
+  assert.ok(ok.complete && typeof ok.complete.executionTimeMs === 'number');
+});
+
+test('runStream: official wire events as an async iterator; break closes it', { skip }, async () => {
+  const types = [];
+  for await (const ev of sbx.commands.runStream('echo a; echo b')) {
+    types.push(ev.type);
+    if (ev.type === 'init') assert.ok(ev.text);
+  }
+  assert.deepEqual(types, ['init', 'stdout', 'stdout', 'execution_complete']);
+  for await (const ev of sbx.commands.runStream('for i in $(seq 1 100000); do echo $i; done')) {
+    if (ev.type === 'stdout') break;
+  }
+  // the sandbox is still usable afterwards
+  assert.equal((await sbx.commands.run('echo still')).logs.stdout[0].text, 'still');
+});
+
+test('AbortSignal cancels a running command promptly', { skip }, async () => {
+  const ac = new AbortController();
+  const t0 = Date.now();
+  setTimeout(() => ac.abort(), 300);
+  await assert.rejects(sbx.commands.run('sleep 30', undefined, undefined, ac.signal), (e) => e.name === 'AbortError');
+  assert.ok(Date.now() - t0 < 5000, 'aborted within 5 s');
+  const pre = new AbortController();
+  pre.abort();
+  await assert.rejects(sbx.commands.run('echo x', undefined, undefined, pre.signal), (e) => e.name === 'AbortError');
+});
+
+test('skipAccumulation streams 200k lines to the handler without keeping them', { skip }, async () => {
+  let n = 0;
+  let last = '';
+  const ex = await sbx.commands.run('seq 1 200000', undefined, {
+    skipAccumulation: true,
+    onStdout: (m) => { n++; last = m.text; },
+  });
+  assert.equal(n, 200000);
+  assert.equal(last, '200000');
+  assert.equal(ex.logs.stdout.length, 0);
+  assert.equal(ex.exitCode, 0);
+});
+
+test('writeFiles from every data type; readBytes / readBytesStream / readFile round trip', { skip }, async () => {
+  const big = Buffer.alloc(3 * 1024 * 1024 + 17, 7);
+  const entries = [
+    { path: '/tmp/t/str.txt', data: 'héllo' },
+    { path: '/tmp/t/buf.bin', data: big },
+    { path: '/tmp/t/u8.bin', data: new Uint8Array([1, 2, 3]) },
+    { path: '/tmp/t/ab.bin', data: new Uint8Array([4, 5]).buffer },
+    { path: '/tmp/t/readable.txt', data: Readable.from(['a', 'b', Buffer.from('c')]) },
+    { path: '/tmp/t/iter.txt', data: (async function* g() { yield new TextEncoder().encode('x'); yield 'yz'; })() },
+    { path: '/tmp/t/web.txt', data: new Blob(['we', 'b']).stream() },
+    { path: '/tmp/t/blob.txt', data: new Blob(['blob']), mode: 600 },
+  ];
+  await sbx.files.writeFiles(entries);
+  assert.equal(await sbx.files.readFile('/tmp/t/str.txt'), 'héllo');
+  assert.equal(sha(await sbx.files.readBytes('/tmp/t/buf.bin')), sha(big));
+  assert.deepEqual([...(await sbx.files.readBytes('/tmp/t/u8.bin'))], [1, 2, 3]);
+  assert.deepEqual([...(await sbx.files.readBytes('/tmp/t/ab.bin'))], [4, 5]);
+  assert.equal(await sbx.files.readFile('/tmp/t/readable.txt'), 'abc');
+  assert.equal(await sbx.files.readFile('/tmp/t/iter.txt'), 'xyz');
+  assert.equal(await sbx.files.readFile('/tmp/t/web.txt'), 'web');
+  assert.equal(await sbx.files.readFile('/tmp/t/blob.txt'), 'blob');
+  const h = createHash('sha256');
+  let size = 0;
+  for await (const c of sbx.files.readBytesStream('/tmp/t/buf.bin')) {
+    assert.ok(c instanceof Uint8Array);
+    h.update(c);
+    size += c.length;
+  }
+  assert.equal(size, big.length);
+  assert.equal(h.digest('hex'), sha(big));
+  assert.equal(Buffer.from(await sbx.files.readBytes('/tmp/t/str.txt', { range: 'bytes=1-2' })).length, 2);
+  const info = await sbx.files.getFileInfo(['/tmp/t/blob.txt']);
+  assert.equal(info['/tmp/t/blob.txt'].mode, 600);
+  assert.equal(info['/tmp/t/blob.txt'].type, 'file');
+  assert.ok(info['/tmp/t/blob.txt'].modifiedAt instanceof Date);
+  const listed = await sbx.files.listDirectory({ path: '/tmp/t' });
+  assert.ok(listed.some((e) => e.path.endsWith('iter.txt')));
+});
+
+test('a failing upload stream rejects and leaves the client usable', { skip }, async () => {
+  const bad = (async function* g() { yield 'partial'; throw new Error('source broke'); })();
+  await assert.rejects(sbx.files.writeFiles([{ path: '/tmp/t/bad.txt', data: bad }]), /source broke/);
+  assert.equal((await sbx.commands.run('echo ok')).exitCode, 0);
+});
+
+test('errors: official classes, status, server code, request id from X-Request-ID', { skip }, async () => {
+  const m = SandboxManager.create({ connectionConfig: { headers: { 'X-Request-ID': 'node-req-1' } } });
+  await assert.rejects(m.getSandboxInfo('does-not-exist'), (e) => {
+    assert.ok(e instanceof SandboxApiException);
+    assert.equal(e.statusCode, 404);
+    assert.equal(e.requestId, 'node-req-1');
+    assert.equal(e.kind, 'not_found');
+    assert.ok(e.error.code);
+    return true;
+  });
+  const bad = SandboxManager.create({ connectionConfig: new ConnectionConfig({ apiKey: 'wrong-key' }) });
+  await assert.rejects(bad.listSandboxInfos(), (e) => e instanceof SandboxApiException && e.statusCode === 401);
+  await assert.rejects(Sandbox.create({}), InvalidArgumentException);
+  await assert.rejects(sbx.commands.run('   '), InvalidArgumentException);
+  await assert.rejects(sbx.commands.runInSession('no-such-session', 'true'), (e) => e instanceof SandboxApiException && e.statusCode === 404);
+  await assert.rejects(sbx.files.readFile('/tmp/nope/missing'), (e) => e instanceof SandboxApiException && e.statusCode === 404);
+});
+
+test('lifecycle: info, metadata, renew, list, endpoint, metrics, manager', { skip }, async () => {
+  const info = await sbx.getInfo();
+  assert.equal(info.id, sbx.id);
+  assert.equal(info.status.state, 'Running');
+  assert.ok(info.createdAt instanceof Date && info.expiresAt instanceof Date);
+  const r = await sbx.renew(1200);
+  assert.ok(r.expiresAt instanceof Date && r.expiresAt > info.expiresAt);
+  const p = await sbx.patchMetadata({ extra: 'yes' });
+  assert.equal(p.metadata.extra, 'yes');
+  const list = await sbx.sandboxes.listSandboxInfos({ metadata: { suite: 'node' } });
+  assert.ok(list.items.some((i) => i.id === sbx.id));
+  assert.equal(list.pagination.page, 1);
+  const ep = await sbx.getEndpoint(44772);
+  assert.ok(ep.endpoint.includes(`/sandboxes/${sbx.id}/proxy/44772`));
+  assert.ok((await sbx.getEndpointUrl(44772)).startsWith('http://'));
+  const mt = await sbx.getMetrics();
+  assert.ok(mt.cpuCount > 0 && mt.memoryTotalMiB > 0);
+  assert.equal(await sbx.isHealthy(), true);
+  assert.equal(await sbx.health.ping(), true);
+  const again = await Sandbox.connect({ sandboxId: sbx.id });
+  assert.equal((await again.commands.run('echo c')).logs.stdout[0].text, 'c');
+});
+
+test('background command: status and logs', { skip }, async () => {
+  const ex = await sbx.commands.run('echo bg; sleep 0.2', { background: true });
+  assert.ok(ex.id);
+  assert.equal(ex.exitCode, undefined);
+  let st;
+  for (let i = 0; i < 50; i++) {
+    st = await sbx.commands.getCommandStatus(ex.id);
+    if (!st.running) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(st.running, false);
+  assert.equal(st.exitCode, 0);
+  const logs = await sbx.commands.getBackgroundCommandLogs(ex.id);
+  assert.match(logs.content, /bg/);
+});
+
+test('sessions keep state between runs', { skip }, async () => {
+  const sid = await sbx.commands.createSession({ workingDirectory: '/tmp' });
+  await sbx.commands.runInSession(sid, 'export X=42');
+  const ex = await sbx.commands.runInSession(sid, 'echo $X; pwd');
+  assert.deepEqual(ex.logs.stdout.map((m) => m.text), ['42', '/tmp']);
+  await sbx.commands.deleteSession(sid);
+});
+
+test('code interpreter: contexts keep state; results and errors', { skip }, async () => {
+  const ci = await CodeInterpreter.create(sbx);
+  assert.equal(ci.id, sbx.id);
+  const ctx = await ci.codes.createContext(SupportedLanguages.PYTHON);
+  assert.ok(ctx.id);
+  await ci.codes.run('x = 20', { context: ctx });
+  const r = await ci.codes.run('x + 22', { context: ctx });
+  assert.equal(r.result[0].text, '42');
+  const e = await ci.codes.run('1/0', { context: ctx });
+  assert.equal(e.error.name, 'ZeroDivisionError');
+  const all = await ci.codes.listContexts(SupportedLanguages.PYTHON);
+  assert.ok(all.some((c) => c.id === ctx.id));
+  await ci.codes.deleteContext(ctx.id);
+});
+
+test('an idle client never keeps the process alive', { skip }, async () => {
+  const child = spawn(process.execPath, [new URL('./idle_exit.mjs', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  const code = await new Promise((resolve) => {
+    const t = setTimeout(() => { child.kill('SIGKILL'); resolve('timeout'); }, 30_000);
+    child.on('exit', (c) => { clearTimeout(t); resolve(c); });
+  });
+  assert.equal(code, 0, `exit code ${code}; output: ${out}`);
+  assert.match(out, /idle-exit: done/);
+});

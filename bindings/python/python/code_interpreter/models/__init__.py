@@ -1,0 +1,3 @@
+from code_interpreter.models.code import CodeContext, SupportedLanguage
+
+__all__ = ["CodeContext", "SupportedLanguage"]

@@ -1,0 +1,3 @@
+from code_interpreter.services.code import Codes
+
+__all__ = ["Codes"]

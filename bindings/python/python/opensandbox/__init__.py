@@ -1,0 +1,41 @@
+"""OpenSandbox Python SDK, on the Rust client core.
+
+A drop-in for the official ``opensandbox`` package: the same classes, parameters,
+defaults, environment variables and exceptions.
+
+```python
+import asyncio
+from opensandbox import Sandbox
+
+async def main():
+    sandbox = await Sandbox.create("python:3.11")
+    try:
+        await sandbox.files.write_file("hello.py", "print('Hello World')")
+        result = await sandbox.commands.run("python hello.py")
+        print(result.logs.stdout[0].text)
+    finally:
+        await sandbox.destroy()
+
+asyncio.run(main())
+```
+"""
+
+from opensandbox.config import ConnectionConfig, ConnectionConfigSync
+from opensandbox.manager import SandboxManager
+from opensandbox.models.execd import ExecutionHandlers
+from opensandbox.models.execd_sync import ExecutionHandlersSync
+from opensandbox.sandbox import Sandbox
+from opensandbox.sync import SandboxManagerSync, SandboxSync
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Sandbox",
+    "SandboxManager",
+    "SandboxSync",
+    "SandboxManagerSync",
+    "ConnectionConfig",
+    "ConnectionConfigSync",
+    "ExecutionHandlers",
+    "ExecutionHandlersSync",
+]

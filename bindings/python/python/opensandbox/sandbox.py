@@ -1,0 +1,295 @@
+"""``Sandbox``: the async handle of one sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Union
+
+from opensandbox import _bridge
+from opensandbox._args import connect_args, create_args
+from opensandbox.config.connection import ConnectionConfig
+from opensandbox.exceptions import SandboxReadyTimeoutException
+from opensandbox.models.diagnostics import DiagnosticContent
+from opensandbox.models.sandboxes import (
+    NetworkPolicy,
+    NetworkRule,
+    SandboxEndpoint,
+    SandboxImageSpec,
+    SandboxInfo,
+    SandboxMetrics,
+    SandboxRenewResponse,
+    SnapshotInfo,
+)
+from opensandbox.services.command import Commands
+from opensandbox.services.egress import Egress
+from opensandbox.services.filesystem import Filesystem
+from opensandbox.services.metrics import Metrics
+
+
+class Sandbox:
+    """An isolated sandbox: commands, files, metrics and its lifecycle.
+
+    Create one with :meth:`create`, attach to an existing one with :meth:`connect`.
+    ``async with`` closes local resources on exit (it does not kill the sandbox).
+    """
+
+    def __init__(self, sandbox_id: str, connection_config: ConnectionConfig) -> None:
+        self._id = sandbox_id
+        self._config = connection_config
+        client = connection_config._client()
+        self._client = client
+        self._files = Filesystem(client, sandbox_id)
+        self._commands = Commands(client, sandbox_id)
+        self._metrics = Metrics(client, sandbox_id)
+        self._egress = Egress(client, sandbox_id)
+
+    @property
+    def id(self) -> str:
+        """The sandbox id."""
+        return self._id
+
+    @property
+    def files(self) -> Filesystem:
+        """File operations."""
+        return self._files
+
+    @property
+    def commands(self) -> Commands:
+        """Commands and sessions."""
+        return self._commands
+
+    @property
+    def metrics(self) -> Metrics:
+        """Metrics."""
+        return self._metrics
+
+    @property
+    def egress(self) -> Egress:
+        """Egress policy."""
+        return self._egress
+
+    @property
+    def connection_config(self) -> ConnectionConfig:
+        """The configuration this handle uses."""
+        return self._config
+
+    async def _call(self, op: str, **args: Any) -> Any:
+        args["sandbox"] = self._id
+        return await _bridge.acall(self._client, op, args)
+
+    async def get_info(self) -> SandboxInfo:
+        """Current status, image, expiry and metadata."""
+        return SandboxInfo.model_validate(_bridge.loads(await self._call("sandbox.get_info")))
+
+    async def get_endpoint(self, port: int) -> SandboxEndpoint:
+        """Address (and headers) to reach ``port`` of the sandbox."""
+        return SandboxEndpoint.model_validate(_bridge.loads(await self._call("sandbox.get_endpoint", port=port)))
+
+    async def get_signed_endpoint(self, port: int, expires: int) -> SandboxEndpoint:
+        """A signed address valid until ``expires`` (Unix seconds)."""
+        r = await self._call("sandbox.get_signed_endpoint", port=port, expires=expires)
+        return SandboxEndpoint.model_validate(_bridge.loads(r))
+
+    async def get_metrics(self) -> SandboxMetrics:
+        """CPU and memory."""
+        return await self._metrics.get_metrics(self._id)
+
+    async def get_diagnostic_logs(self, scope: str) -> DiagnosticContent:
+        """Diagnostic logs of ``scope``."""
+        return DiagnosticContent.model_validate(
+            _bridge.loads(await self._call("sandbox.get_diagnostic_logs", scope=scope))
+        )
+
+    async def get_diagnostic_events(self, scope: str) -> DiagnosticContent:
+        """Diagnostic events of ``scope``."""
+        return DiagnosticContent.model_validate(
+            _bridge.loads(await self._call("sandbox.get_diagnostic_events", scope=scope))
+        )
+
+    async def renew(self, timeout: timedelta) -> SandboxRenewResponse:
+        """Extends the expiry to now + ``timeout``."""
+        r = await self._call("sandbox.renew", seconds=timeout.total_seconds())
+        return SandboxRenewResponse.model_validate(_bridge.loads(r))
+
+    async def patch_metadata(self, patch: Dict[str, Optional[str]]) -> SandboxInfo:
+        """Sets (or, with None, removes) metadata keys."""
+        return SandboxInfo.model_validate(_bridge.loads(await self._call("sandbox.patch_metadata", patch=patch)))
+
+    async def create_snapshot(self, name: Optional[str] = None) -> SnapshotInfo:
+        """Snapshots the sandbox."""
+        return SnapshotInfo.model_validate(_bridge.loads(await self._call("sandbox.create_snapshot", name=name)))
+
+    async def get_egress_policy(self) -> NetworkPolicy:
+        """The egress policy."""
+        return await self._egress.get_policy()
+
+    async def patch_egress_rules(self, rules: List[NetworkRule]) -> None:
+        """Adds or replaces egress rules."""
+        await self._egress.patch_rules(rules)
+
+    async def delete_egress_rules(self, targets: List[str]) -> None:
+        """Removes egress rules by target."""
+        await self._egress.delete_rules(targets)
+
+    async def pause(self) -> None:
+        """Pauses the sandbox."""
+        await self._call("sandbox.pause")
+
+    async def kill(self) -> None:
+        """Terminates the sandbox."""
+        await self._call("sandbox.kill")
+
+    async def close(self) -> None:
+        """Releases local resources (the sandbox keeps running)."""
+        self._client.forget(self._id)
+
+    async def destroy(self) -> None:
+        """Kills the sandbox, then closes local resources."""
+        try:
+            await self.kill()
+        finally:
+            await self.close()
+
+    async def is_healthy(self) -> bool:
+        """Whether execd answers its ping."""
+        return bool(_bridge.loads(await self._call("sandbox.is_healthy")))
+
+    async def check_ready(self, timeout: timedelta, polling_interval: timedelta) -> None:
+        """Polls :meth:`is_healthy` until it holds or ``timeout`` passes."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout.total_seconds()
+        while True:
+            if await self.is_healthy():
+                return
+            if loop.time() >= deadline:
+                raise SandboxReadyTimeoutException(f"sandbox {self._id} not ready within {timeout}")
+            await asyncio.sleep(polling_interval.total_seconds())
+
+    async def __aenter__(self) -> "Sandbox":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    @classmethod
+    async def _finish(
+        cls,
+        sandbox_id: str,
+        config: ConnectionConfig,
+        health_check: Optional[Callable[["Sandbox"], Awaitable[bool]]],
+        ready_timeout: timedelta,
+        polling: timedelta,
+    ) -> "Sandbox":
+        sb = cls(sandbox_id, config)
+        if health_check is not None:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + ready_timeout.total_seconds()
+            while not await health_check(sb):
+                if loop.time() >= deadline:
+                    raise SandboxReadyTimeoutException(f"sandbox {sandbox_id} not ready within {ready_timeout}")
+                await asyncio.sleep(polling.total_seconds())
+        return sb
+
+    @classmethod
+    async def create(
+        cls,
+        image: Union[SandboxImageSpec, str, None] = None,
+        *,
+        snapshot_id: Optional[str] = None,
+        timeout: Optional[timedelta] = timedelta(minutes=10),
+        ready_timeout: timedelta = timedelta(seconds=30),
+        env: Optional[Dict[str, str]] = None,
+        metadata: Optional[Dict[str, str]] = None,
+        resource: Optional[Dict[str, str]] = None,
+        resource_requests: Optional[Dict[str, str]] = None,
+        platform: Any = None,
+        network_policy: Optional[NetworkPolicy] = None,
+        credential_proxy: Any = None,
+        extensions: Optional[Dict[str, str]] = None,
+        secure_access: bool = False,
+        entrypoint: Optional[List[str]] = None,
+        volumes: Any = None,
+        connection_config: Optional[ConnectionConfig] = None,
+        health_check: Optional[Callable[["Sandbox"], Awaitable[bool]]] = None,
+        health_check_polling_interval: timedelta = timedelta(milliseconds=200),
+        skip_health_check: bool = False,
+        lifecycle: Any = None,
+    ) -> "Sandbox":
+        """Creates a sandbox and waits until it is ready (``timeout=None``: no expiry)."""
+        config = connection_config or ConnectionConfig()
+        args = create_args(
+            image,
+            snapshot_id,
+            timeout,
+            ready_timeout,
+            env,
+            metadata,
+            resource,
+            network_policy,
+            extensions,
+            entrypoint,
+            health_check_polling_interval,
+            skip_health_check or health_check is not None,
+            {
+                "resource_requests": resource_requests,
+                "platform": platform,
+                "credential_proxy": credential_proxy,
+                "secure_access": secure_access,
+                "volumes": volumes,
+                "lifecycle": lifecycle,
+            },
+        )
+        r = _bridge.loads(await _bridge.acall(config._client(), "sandbox.create", args))
+        try:
+            return await cls._finish(r["id"], config, health_check, ready_timeout, health_check_polling_interval)
+        except BaseException:
+            await _bridge.acall(config._client(), "manager.kill_sandbox", {"sandbox_id": r["id"]})
+            raise
+
+    @classmethod
+    async def connect(
+        cls,
+        sandbox_id: str,
+        connection_config: Optional[ConnectionConfig] = None,
+        health_check: Optional[Callable[["Sandbox"], Awaitable[bool]]] = None,
+        connect_timeout: timedelta = timedelta(seconds=30),
+        health_check_polling_interval: timedelta = timedelta(milliseconds=200),
+        skip_health_check: bool = False,
+    ) -> "Sandbox":
+        """Attaches to an existing sandbox and waits until it is ready."""
+        config = connection_config or ConnectionConfig()
+        args = connect_args(
+            sandbox_id,
+            "connect_timeout_s",
+            connect_timeout,
+            health_check_polling_interval,
+            skip_health_check or health_check is not None,
+        )
+        r = _bridge.loads(await _bridge.acall(config._client(), "sandbox.connect", args))
+        return await cls._finish(r["id"], config, health_check, connect_timeout, health_check_polling_interval)
+
+    @classmethod
+    async def resume(
+        cls,
+        sandbox_id: str,
+        connection_config: Optional[ConnectionConfig] = None,
+        health_check: Optional[Callable[["Sandbox"], Awaitable[bool]]] = None,
+        resume_timeout: timedelta = timedelta(seconds=30),
+        health_check_polling_interval: timedelta = timedelta(milliseconds=200),
+        skip_health_check: bool = False,
+    ) -> "Sandbox":
+        """Resumes a paused sandbox and waits until it is ready."""
+        config = connection_config or ConnectionConfig()
+        args = connect_args(
+            sandbox_id,
+            "resume_timeout_s",
+            resume_timeout,
+            health_check_polling_interval,
+            skip_health_check or health_check is not None,
+        )
+        r = _bridge.loads(await _bridge.acall(config._client(), "sandbox.resume", args))
+        return await cls._finish(r["id"], config, health_check, resume_timeout, health_check_polling_interval)
+
+
+__all__ = ["Sandbox"]

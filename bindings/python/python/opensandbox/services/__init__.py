@@ -1,0 +1,9 @@
+"""Async services of a sandbox."""
+
+from opensandbox.services.command import Commands
+from opensandbox.services.diagnostics import Diagnostics
+from opensandbox.services.egress import Egress
+from opensandbox.services.filesystem import Filesystem
+from opensandbox.services.metrics import Metrics
+
+__all__ = ["Commands", "Diagnostics", "Egress", "Filesystem", "Metrics"]

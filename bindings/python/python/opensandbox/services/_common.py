@@ -1,0 +1,93 @@
+"""Argument builders shared by the async and the sync services."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from opensandbox.exceptions import InvalidArgumentException
+from opensandbox.models.execd import RunCommandOpts
+from opensandbox.models.filesystem import EntryInfo, WriteEntry
+
+_ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def command_text(command: Union[str, Sequence[str]]) -> str:
+    """A command as one shell string (a list is quoted word by word)."""
+    if isinstance(command, str):
+        text = command
+    else:
+        text = shlex.join(list(command))
+    if not text.strip():
+        raise InvalidArgumentException("command cannot be empty")
+    return text
+
+
+def command_args(sandbox_id: str, command: Union[str, Sequence[str]], opts: Optional[RunCommandOpts]) -> Dict[str, Any]:
+    args: Dict[str, Any] = {"sandbox": sandbox_id, "command": command_text(command)}
+    if opts is not None:
+        args["background"] = opts.background
+        if opts.working_directory:
+            args["working_directory"] = opts.working_directory
+        if opts.timeout is not None:
+            args["timeout_ms"] = int(opts.timeout.total_seconds() * 1000)
+        if opts.uid is not None:
+            args["uid"] = opts.uid
+        if opts.gid is not None:
+            args["gid"] = opts.gid
+        if opts.envs:
+            args["envs"] = dict(opts.envs)
+    return args
+
+
+def set_env_command(key: str, value: str) -> str:
+    """The shell command that appends KEY=VALUE to the sandbox env file."""
+    if not _ENV_KEY.match(key or ""):
+        raise InvalidArgumentException(f"invalid environment variable name: {key!r}")
+    if "\n" in value or "\0" in value:
+        raise InvalidArgumentException("environment variable value cannot contain newlines")
+    if "'" in value:
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+        line = f'{key}="{escaped}"'
+    else:
+        line = f"{key}={value}"
+    return f'f="${{EXECD_ENVS:-/etc/opensandbox/envs}}"; mkdir -p "$(dirname "$f")" && printf "%s\\n" {shlex.quote(line)} >> "$f"'
+
+
+def write_args(sandbox_id: str, entries: List[WriteEntry]) -> Tuple[Dict[str, Any], List[Any]]:
+    """``files.write_files`` arguments and the data objects handed to the core."""
+    items: List[Dict[str, Any]] = []
+    blobs: List[Any] = []
+    for i, e in enumerate(entries):
+        data = e.data
+        if data is None:
+            data = b""
+        if isinstance(data, str) and e.encoding.lower().replace("-", "") != "utf8":
+            data = data.encode(e.encoding)
+        if isinstance(data, (bytearray, memoryview)):
+            data = bytes(data)
+        blobs.append(data)
+        items.append({"path": e.path, "blob": i, "mode": e.mode, "owner": e.owner, "group": e.group})
+    return {"sandbox": sandbox_id, "entries": items}, blobs
+
+
+def perm_entries(entries: Sequence[Any]) -> List[Dict[str, Any]]:
+    return [{"path": e.path, "mode": getattr(e, "mode", None), "owner": e.owner, "group": e.group} for e in entries]
+
+
+def read_args(
+    sandbox_id: str, path: str, range_header: Optional[str], offset: Optional[int], limit: Optional[int]
+) -> Dict[str, Any]:
+    args: Dict[str, Any] = {"sandbox": sandbox_id, "path": path}
+    if range_header is not None:
+        args["range"] = range_header
+    if offset is not None:
+        args["offset"] = offset
+    if limit is not None:
+        args["limit"] = limit
+    return args
+
+
+def entry(d: Dict[str, Any]) -> EntryInfo:
+    return EntryInfo.model_validate(d)

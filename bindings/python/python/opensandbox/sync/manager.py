@@ -1,0 +1,98 @@
+"""``SandboxManager``: lifecycle calls by sandbox id (blocking)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Dict, Optional
+
+from opensandbox import _bridge
+from opensandbox.config.connection_sync import ConnectionConfigSync
+from opensandbox.manager import sandbox_filter, snapshot_filter
+from opensandbox.models.diagnostics import DiagnosticContent
+from opensandbox.models.sandboxes import (
+    PagedSandboxInfos,
+    PagedSnapshotInfos,
+    SandboxFilter,
+    SandboxInfo,
+    SandboxRenewResponse,
+    SnapshotFilter,
+    SnapshotInfo,
+)
+
+
+class SandboxManagerSync:
+    """List, inspect, renew, pause, resume and kill sandboxes; snapshots; diagnostics."""
+
+    def __init__(self, connection_config: Optional[ConnectionConfigSync] = None) -> None:
+        self._config = connection_config or ConnectionConfigSync()
+        self._client = self._config._client()
+
+    @property
+    def connection_config(self) -> ConnectionConfigSync:
+        return self._config
+
+    @classmethod
+    def create(cls, connection_config: Optional[ConnectionConfigSync] = None) -> "SandboxManagerSync":
+        """A manager over ``connection_config`` (default: from the environment)."""
+        return cls(connection_config)
+
+    def _call(self, op: str, **args: Any) -> Any:
+        return _bridge.loads(_bridge.call(self._client, op, args))
+
+    def list_sandbox_infos(self, filter: SandboxFilter) -> PagedSandboxInfos:
+        return PagedSandboxInfos.model_validate(self._call("manager.list_sandbox_infos", **sandbox_filter(filter)))
+
+    def get_sandbox_info(self, sandbox_id: str) -> SandboxInfo:
+        return SandboxInfo.model_validate(self._call("manager.get_sandbox_info", sandbox_id=sandbox_id))
+
+    def get_diagnostic_logs(self, sandbox_id: str, scope: str) -> DiagnosticContent:
+        return DiagnosticContent.model_validate(
+            self._call("manager.get_diagnostic_logs", sandbox_id=sandbox_id, scope=scope)
+        )
+
+    def get_diagnostic_events(self, sandbox_id: str, scope: str) -> DiagnosticContent:
+        return DiagnosticContent.model_validate(
+            self._call("manager.get_diagnostic_events", sandbox_id=sandbox_id, scope=scope)
+        )
+
+    def patch_sandbox_metadata(self, sandbox_id: str, patch: Dict[str, Optional[str]]) -> SandboxInfo:
+        return SandboxInfo.model_validate(
+            self._call("manager.patch_sandbox_metadata", sandbox_id=sandbox_id, patch=patch)
+        )
+
+    def kill_sandbox(self, sandbox_id: str) -> None:
+        self._call("manager.kill_sandbox", sandbox_id=sandbox_id)
+
+    def renew_sandbox(self, sandbox_id: str, timeout: timedelta) -> SandboxRenewResponse:
+        r = self._call("manager.renew_sandbox", sandbox_id=sandbox_id, seconds=timeout.total_seconds())
+        return SandboxRenewResponse.model_validate(r)
+
+    def pause_sandbox(self, sandbox_id: str) -> None:
+        self._call("manager.pause_sandbox", sandbox_id=sandbox_id)
+
+    def resume_sandbox(self, sandbox_id: str) -> None:
+        self._call("manager.resume_sandbox", sandbox_id=sandbox_id)
+
+    def create_snapshot(self, sandbox_id: str, name: Optional[str] = None) -> SnapshotInfo:
+        return SnapshotInfo.model_validate(self._call("manager.create_snapshot", sandbox_id=sandbox_id, name=name))
+
+    def get_snapshot(self, snapshot_id: str) -> SnapshotInfo:
+        return SnapshotInfo.model_validate(self._call("manager.get_snapshot", snapshot_id=snapshot_id))
+
+    def list_snapshots(self, filter: SnapshotFilter) -> PagedSnapshotInfos:
+        return PagedSnapshotInfos.model_validate(self._call("manager.list_snapshots", **snapshot_filter(filter)))
+
+    def delete_snapshot(self, snapshot_id: str) -> None:
+        self._call("manager.delete_snapshot", snapshot_id=snapshot_id)
+
+    def close(self) -> None:
+        """Nothing to release: connections belong to the shared native pool."""
+
+    def __enter__(self) -> "SandboxManagerSync":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+__all__ = ["SandboxManagerSync"]

@@ -1,0 +1,96 @@
+"""The async API against the real reference server."""
+
+import asyncio
+import time
+
+import pytest
+
+from code_interpreter import CodeInterpreter
+from opensandbox import Sandbox, SandboxManager
+from opensandbox.exceptions import SandboxApiException
+from opensandbox.models.execd import ExecutionHandlers
+from opensandbox.models.sandboxes import SandboxFilter
+
+
+@pytest.fixture
+async def sandbox(server):
+    sb = await Sandbox.create("python:3.11", metadata={"suite": "pytest"})
+    yield sb
+    try:
+        await sb.kill()
+    except SandboxApiException:
+        pass
+
+
+async def test_async_handlers_are_awaited_in_order_as_events_arrive(sandbox):
+    seen = []
+    arrival = {}
+
+    async def on_stdout(m):
+        await asyncio.sleep(0)
+        arrival[m.text] = time.monotonic()
+        seen.append(m.text)
+
+    start = time.monotonic()
+    ex = await sandbox.commands.run("echo first; sleep 1; echo second", handlers=ExecutionHandlers(on_stdout=on_stdout))
+    end = time.monotonic()
+    assert seen == ["first", "second"]
+    assert [m.text for m in ex.logs.stdout] == seen
+    assert arrival["first"] - start < (end - start) - 0.5  # delivered before the run ended
+
+
+async def test_skip_accumulation_keeps_logs_empty(sandbox):
+    count = 0
+
+    def on_stdout(m):
+        nonlocal count
+        count += 1
+
+    ex = await sandbox.commands.run(
+        "seq 1 20000", handlers=ExecutionHandlers(on_stdout=on_stdout, skip_accumulation=True)
+    )
+    assert count == 20000 and ex.logs.stdout == [] and ex.exit_code == 0
+
+
+async def test_cancelling_the_task_cancels_the_request(sandbox):
+    task = asyncio.ensure_future(sandbox.commands.run("sleep 30"))
+    await asyncio.sleep(0.5)
+    t0 = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - t0 < 1.0
+    # The client stays usable after the cancellation.
+    assert (await sandbox.commands.run("echo ok")).logs.stdout[0].text == "ok"
+
+
+async def test_concurrent_runs(sandbox):
+    results = await asyncio.gather(*(sandbox.commands.run(f"echo {i}") for i in range(8)))
+    assert [r.logs.stdout[0].text for r in results] == [str(i) for i in range(8)]
+
+
+async def test_manager_lists_by_metadata(sandbox):
+    m = await SandboxManager.create()
+    page = await m.list_sandbox_infos(SandboxFilter(metadata={"suite": "pytest"}))
+    assert sandbox.id in {i.id for i in page.sandbox_infos}
+    info = await m.get_sandbox_info(sandbox.id)
+    assert info.status.state == "Running"
+
+
+async def test_code_interpreter_keeps_context_state(sandbox):
+    ci = await CodeInterpreter.create(sandbox)
+    ctx = await ci.codes.create_context("python")
+    await ci.codes.run("x = 41", context=ctx)
+    ex = await ci.codes.run("print(x + 1)", context=ctx)
+    assert "42" in ex.text
+
+
+async def test_async_download_stream_and_file_object_upload(sandbox, tmp_path):
+    src = tmp_path / "up.bin"
+    src.write_bytes(b"0123456789" * 100_000)
+    with open(src, "rb") as fh:
+        await sandbox.files.write_file("/up.bin", fh)
+    got = b""
+    async for chunk in await sandbox.files.read_bytes_stream("/up.bin"):
+        got += chunk
+    assert got == src.read_bytes()

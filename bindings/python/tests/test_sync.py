@@ -1,0 +1,111 @@
+"""The blocking API against the real reference server."""
+
+import hashlib
+import io
+import threading
+import time
+
+import pytest
+
+from opensandbox import ConnectionConfigSync, SandboxManagerSync, SandboxSync
+from opensandbox.exceptions import InvalidArgumentException, SandboxApiException, SandboxConnectionException
+from opensandbox.models.execd import RunCommandOpts
+from opensandbox.models.execd_sync import ExecutionHandlersSync
+from opensandbox.models.filesystem import SearchEntry, WriteEntry
+from opensandbox.models.sandboxes import SandboxFilter
+
+
+def test_run_exit_codes_and_streams(sandbox_sync):
+    ok = sandbox_sync.commands.run("echo a; echo; echo b >&2")
+    assert ok.exit_code == 0
+    assert [m.text for m in ok.logs.stdout] == ["a", "\n"]
+    assert [m.text for m in ok.logs.stderr] == ["b"]
+    bad = sandbox_sync.commands.run("echo oops >&2; exit 3")
+    assert bad.exit_code == 3
+    assert bad.error is not None and bad.error.value == "3"
+    bg = sandbox_sync.commands.run("sleep 0.1", opts=RunCommandOpts(background=True))
+    assert bg.exit_code is None and bg.id
+
+
+def test_sync_handlers_in_order(sandbox_sync):
+    seen = []
+    h = ExecutionHandlersSync(
+        on_init=lambda i: seen.append(("init", i.id)),
+        on_stdout=lambda m: seen.append(("out", m.text)),
+        on_stderr=lambda m: seen.append(("err", m.text)),
+        on_execution_complete=lambda c: seen.append(("done", None)),
+    )
+    ex = sandbox_sync.commands.run("echo 1; sleep 0.1; echo 2 >&2; sleep 0.1; echo 3", handlers=h)
+    assert seen[0] == ("init", ex.id)
+    assert [s for s in seen[1:]] == [("out", "1"), ("err", "2"), ("out", "3"), ("done", None)]
+
+
+def test_files_round_trip(sandbox_sync):
+    f = sandbox_sync.files
+    payload = bytes(range(256)) * 4096  # 1 MiB, every byte value
+    f.write_file("/data/blob.bin", payload, mode=600)
+    f.write_files(
+        [
+            WriteEntry(path="/data/a.txt", data="héllo\nworld\n"),
+            WriteEntry(path="/data/s.txt", data=io.BytesIO(b"x" * 3_000_000)),
+        ]
+    )
+    assert f.read_bytes("/data/blob.bin") == payload
+    assert f.read_bytes("/data/blob.bin", range_header="bytes=0-9") == payload[:10]
+    assert f.read_file("/data/a.txt", offset=2, limit=1).strip() == "world"
+    h = hashlib.sha256()
+    for chunk in f.read_bytes_stream("/data/s.txt"):
+        h.update(chunk)
+    assert h.hexdigest() == hashlib.sha256(b"x" * 3_000_000).hexdigest()
+    info = f.get_file_info(["/data/blob.bin"])["/data/blob.bin"]
+    assert info.size == len(payload) and info.mode == 600 and info.entry_type == "file"
+    found = {e.path for e in f.search(SearchEntry(path="/data", pattern="*.txt"))}
+    assert found == {"/data/a.txt", "/data/s.txt"}
+
+
+def test_not_found_carries_status_code_and_request_id(server):
+    with pytest.raises(SandboxApiException) as e:
+        SandboxManagerSync().get_sandbox_info("no-such-sandbox")
+    assert e.value.status_code == 404
+    assert e.value.request_id
+    assert e.value.error.code
+    assert e.value.kind == "not_found"
+
+
+def test_wrong_key_is_unauthorized(server):
+    cfg = ConnectionConfigSync(api_key="wrong")
+    with pytest.raises(SandboxApiException) as e:
+        SandboxManagerSync(cfg).list_sandbox_infos(SandboxFilter())
+    assert e.value.status_code == 401
+
+
+def test_unreachable_server_is_a_connection_error(server):
+    from datetime import timedelta
+
+    cfg = ConnectionConfigSync(domain="127.0.0.1:9", request_timeout=timedelta(seconds=3))
+    with pytest.raises(SandboxConnectionException):
+        SandboxManagerSync(cfg).get_sandbox_info("x")
+
+
+def test_invalid_arguments_are_rejected(server):
+    with pytest.raises(InvalidArgumentException):
+        SandboxSync.create("python:3.11", volumes=[object()])
+    with pytest.raises(InvalidArgumentException):
+        SandboxSync.create()
+
+
+def test_gil_is_released_while_waiting(sandbox_sync):
+    ticks = []
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.001)
+
+    t = threading.Thread(target=spin)
+    t.start()
+    sandbox_sync.commands.run("sleep 1")
+    stop.set()
+    t.join()
+    assert len(ticks) > 100  # the other thread ran during the blocking call

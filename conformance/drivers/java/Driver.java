@@ -1,0 +1,750 @@
+// Conformance driver of the JVM package: runs conformance steps through the public
+// Java API of com.alibaba.opensandbox:sandbox (conformance/PROTOCOL.md).
+import com.alibaba.opensandbox.codeinterpreter.CodeInterpreter;
+import com.alibaba.opensandbox.codeinterpreter.Codes;
+import com.alibaba.opensandbox.codeinterpreter.RunCodeRequest;
+import com.alibaba.opensandbox.sandbox.Sandbox;
+import com.alibaba.opensandbox.sandbox.SandboxManager;
+import com.alibaba.opensandbox.sandbox.config.ConnectionConfig;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxApiException;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxException;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.code.CodeContext;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.executions.Execution;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.executions.ExecutionHandlers;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.executions.ExecutionResult;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.executions.OutputMessage;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.executions.RunCommandRequest;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.executions.RunInSessionRequest;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.filesystem.ContentReplaceEntry;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.filesystem.EntryInfo;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.filesystem.MoveEntry;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.filesystem.ReplaceResult;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.filesystem.SearchEntry;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.filesystem.SetPermissionEntry;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.filesystem.WriteEntry;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.NetworkPolicy;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.NetworkRule;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxFilter;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxInfo;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxMetrics;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SnapshotFilter;
+import com.alibaba.opensandbox.sandbox.internal.Json;
+import java.io.BufferedReader;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+public final class Driver {
+    static final PrintStream OUT = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true, StandardCharsets.UTF_8);
+
+    static final class DriverError extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        final String kind;
+
+        DriverError(String kind, String message) {
+            super(message);
+            this.kind = kind;
+        }
+    }
+
+    final ConnectionConfig base = ConnectionConfig.builder().build();
+    SandboxManager manager;
+    final Map<String, Sandbox> sandboxes = new HashMap<>();
+    final Map<String, Object[]> runs = new HashMap<>();
+    int nextHandle;
+
+    // ---- argument helpers ----
+
+    static Map<?, ?> map(Object o) {
+        return o instanceof Map ? (Map<?, ?>) o : Collections.emptyMap();
+    }
+
+    static String str(Map<?, ?> a, String k) {
+        Object v = a.get(k);
+        return v == null ? null : v.toString();
+    }
+
+    static String req(Map<?, ?> a, String k) {
+        String v = str(a, k);
+        if (v == null) {
+            throw new DriverError("driver_error", "argument " + k + " is required");
+        }
+        return v;
+    }
+
+    static Long lng(Map<?, ?> a, String k) {
+        Object v = a.get(k);
+        return v instanceof Number ? ((Number) v).longValue() : null;
+    }
+
+    static Integer integer(Map<?, ?> a, String k) {
+        Object v = a.get(k);
+        return v instanceof Number ? ((Number) v).intValue() : null;
+    }
+
+    static boolean bool(Map<?, ?> a, String k) {
+        return Boolean.TRUE.equals(a.get(k));
+    }
+
+    static Duration secs(Map<?, ?> a, String k) {
+        Object v = a.get(k);
+        return v instanceof Number ? Duration.ofMillis((long) (((Number) v).doubleValue() * 1000)) : null;
+    }
+
+    @SuppressWarnings("unchecked")
+    static Map<String, String> strMap(Map<?, ?> a, String k) {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Map.Entry<?, ?> e : map(a.get(k)).entrySet()) {
+            out.put(String.valueOf(e.getKey()), e.getValue() == null ? null : e.getValue().toString());
+        }
+        return out;
+    }
+
+    static List<String> strList(Map<?, ?> a, String k) {
+        List<String> out = new ArrayList<>();
+        if (a.get(k) instanceof List) {
+            for (Object o : (List<?>) a.get(k)) {
+                out.add(String.valueOf(o));
+            }
+        }
+        return out;
+    }
+
+    static List<Map<?, ?>> objects(Map<?, ?> a, String k) {
+        List<Map<?, ?>> out = new ArrayList<>();
+        if (a.get(k) instanceof List) {
+            for (Object o : (List<?>) a.get(k)) {
+                out.add(map(o));
+            }
+        }
+        return out;
+    }
+
+    // ---- SDK objects ----
+
+    ConnectionConfig config(Map<?, ?> a) {
+        Map<?, ?> c = map(a.get("connection"));
+        if (!a.containsKey("connection")) {
+            return base;
+        }
+        ConnectionConfig.Builder b = ConnectionConfig.builder();
+        if (c.containsKey("domain")) {
+            b.domain(str(c, "domain"));
+        }
+        if (c.containsKey("api_key")) {
+            b.apiKey(str(c, "api_key"));
+        }
+        b.headers(strMap(c, "headers"));
+        if (secs(c, "request_timeout_s") != null) {
+            b.requestTimeout(secs(c, "request_timeout_s"));
+        }
+        b.useServerProxy(bool(c, "use_server_proxy"));
+        return b.build();
+    }
+
+    SandboxManager manager(Map<?, ?> a) {
+        if (a.containsKey("connection")) {
+            return SandboxManager.builder().connectionConfig(config(a)).build();
+        }
+        if (manager == null) {
+            manager = SandboxManager.builder().connectionConfig(base).build();
+        }
+        return manager;
+    }
+
+    Sandbox sandbox(Map<?, ?> a) {
+        String id = req(a, "sandbox");
+        if (a.containsKey("connection")) {
+            return Sandbox.connector().sandboxId(id).connectionConfig(config(a)).skipHealthCheck().connect();
+        }
+        Sandbox s = sandboxes.get(id);
+        if (s == null) {
+            s = Sandbox.connector().sandboxId(id).connectionConfig(base).skipHealthCheck().connect();
+            sandboxes.put(id, s);
+        }
+        return s;
+    }
+
+    Object keep(Map<?, ?> a, Sandbox s) {
+        if (!a.containsKey("connection")) {
+            Sandbox old = sandboxes.put(s.getId(), s);
+            if (old != null && old != s) {
+                old.close();
+            }
+        }
+        return Json.obj("id", s.getId());
+    }
+
+    // ---- results ----
+
+    static Object info(SandboxInfo i) {
+        return i == null ? null : i.toJson();
+    }
+
+    static Object entry(EntryInfo e) {
+        return Json.obj("path", e.getPath(), "type", e.getType(), "mode", e.getMode(), "owner", e.getOwner(),
+                "group", e.getGroup(), "size", e.getSize(),
+                "modified_at", e.getModifiedAt() == null ? null : e.getModifiedAt().toString(),
+                "created_at", e.getCreatedAt() == null ? null : e.getCreatedAt().toString());
+    }
+
+    static Object entries(List<EntryInfo> l) {
+        List<Object> out = new ArrayList<>();
+        for (EntryInfo e : l) {
+            out.add(entry(e));
+        }
+        return out;
+    }
+
+    static List<String> texts(List<OutputMessage> l) {
+        List<String> out = new ArrayList<>();
+        for (OutputMessage m : l) {
+            out.add(m.getText());
+        }
+        return out;
+    }
+
+    static Map<String, Object> execution(Execution e, Recorder r) {
+        List<Object> results = new ArrayList<>();
+        for (ExecutionResult x : e.getResult()) {
+            results.add(Json.obj("text", x.getText()));
+        }
+        Map<String, Object> m = Json.obj("id", e.getId(), "exit_code", e.getExitCode(),
+                "stdout", texts(e.getLogs().getStdout()), "stderr", texts(e.getLogs().getStderr()),
+                "results", results,
+                "error", e.getError() == null ? null : Json.obj("name", e.getError().getName(),
+                        "value", e.getError().getValue(), "traceback", e.getError().getTraceback()),
+                "complete", e.getComplete() == null ? null
+                        : Json.obj("execution_time_ms", e.getComplete().getExecutionTimeInMillis()),
+                "execution_count", e.getExecutionCount());
+        if (r != null) {
+            r.extra(m);
+        }
+        return m;
+    }
+
+    /** Handlers that record callbacks in order and/or digest stdout. */
+    static final class Recorder {
+        final boolean record;
+        final MessageDigest sha;
+        final List<Object> events = Collections.synchronizedList(new ArrayList<>());
+        final CompletableFuture<String> init = new CompletableFuture<>();
+        long bytes;
+        long lines;
+
+        Recorder(boolean record, boolean digest) {
+            this.record = record;
+            try {
+                this.sha = digest ? MessageDigest.getInstance("SHA-256") : null;
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        void add(Object... kv) {
+            if (record) {
+                events.add(Json.obj(kv));
+            }
+        }
+
+        ExecutionHandlers handlers() {
+            return ExecutionHandlers.builder()
+                    .onInit(id -> {
+                        init.complete(id);
+                        add("type", "init", "id", id);
+                    })
+                    .onStdout(m -> {
+                        if (sha != null) {
+                            byte[] b = m.getText().equals("\n") ? new byte[] {'\n'}
+                                    : (m.getText() + "\n").getBytes(StandardCharsets.UTF_8);
+                            sha.update(b);
+                            bytes += b.length;
+                            lines++;
+                        } else {
+                            add("type", "stdout", "text", m.getText());
+                        }
+                    })
+                    .onStderr(m -> add("type", "stderr", "text", m.getText()))
+                    .onResult(r -> add("type", "result", "text", r.getText()))
+                    .onError(e -> add("type", "error", "name", e.getName(), "value", e.getValue()))
+                    .onExecutionComplete(c -> add("type", "execution_complete"))
+                    .skipAccumulation(sha != null)
+                    .build();
+        }
+
+        void extra(Map<String, Object> m) {
+            if (record) {
+                m.put("events", new ArrayList<>(events));
+            }
+            if (sha != null) {
+                StringBuilder hex = new StringBuilder();
+                for (byte b : sha.digest()) {
+                    hex.append(String.format("%02x", b));
+                }
+                m.put("stdout", Collections.emptyList());
+                m.put("stdout_digest", Json.obj("sha256", hex.toString(), "bytes", bytes, "lines", lines));
+            }
+        }
+    }
+
+    RunCommandRequest commandRequest(Map<?, ?> a, Recorder r) {
+        RunCommandRequest.Builder b = RunCommandRequest.builder().command(req(a, "command"))
+                .background(bool(a, "background")).workingDirectory(str(a, "working_directory"))
+                .uid(integer(a, "uid")).gid(integer(a, "gid")).envs(strMap(a, "envs"));
+        if (lng(a, "timeout_ms") != null) {
+            b.timeout(Duration.ofMillis(lng(a, "timeout_ms")));
+        }
+        if (r != null) {
+            b.handlers(r.handlers());
+        }
+        return b.build();
+    }
+
+    Object start(CompletableFuture<Execution> run, Recorder r) throws Exception {
+        CompletableFuture<Object> first = CompletableFuture.anyOf(r.init, run);
+        try {
+            first.get(30, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            throw new DriverError("driver_error", "no init event within 30 s");
+        }
+        if (!r.init.isDone()) {
+            run.join(); // throws the run's error
+            throw new DriverError("driver_error", "the run ended without an init event");
+        }
+        String handle = "run-" + (++nextHandle);
+        runs.put(handle, new Object[] {run, r});
+        return Json.obj("handle", handle, "id", r.init.get());
+    }
+
+    CodeContext codeTarget(Map<?, ?> a) {
+        if (str(a, "context_id") != null) {
+            return CodeContext.builder().id(str(a, "context_id")).language(str(a, "language")).build();
+        }
+        return CodeContext.builder().language(a.get("language") == null ? "python" : str(a, "language")).build();
+    }
+
+    static Object ctx(CodeContext c) {
+        return Json.obj("id", c.getId(), "language", c.getLanguage());
+    }
+
+    WriteEntry writeEntry(Map<?, ?> e) {
+        Object data;
+        Map<?, ?> gen = map(e.get("data_gen"));
+        if (e.get("data_gen") != null) {
+            byte[] unit = req(gen, "text").getBytes(StandardCharsets.UTF_8);
+            long times = lng(gen, "times");
+            data = new InputStream() {
+                long left = times;
+                int pos;
+
+                @Override
+                public int read() {
+                    byte[] one = new byte[1];
+                    return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) {
+                    if (left == 0 || unit.length == 0) {
+                        return -1;
+                    }
+                    int n = 0;
+                    while (n < len && left > 0) {
+                        int k = Math.min(len - n, unit.length - pos);
+                        System.arraycopy(unit, pos, b, off + n, k);
+                        n += k;
+                        pos += k;
+                        if (pos == unit.length) {
+                            pos = 0;
+                            left--;
+                        }
+                    }
+                    return n;
+                }
+            };
+        } else if (e.get("data_b64") != null) {
+            data = Base64.getDecoder().decode(str(e, "data_b64"));
+        } else {
+            data = e.get("data") == null ? "" : str(e, "data");
+        }
+        WriteEntry.Builder b = WriteEntry.builder().path(req(e, "path")).data(data).owner(str(e, "owner")).group(str(e, "group"));
+        if (integer(e, "mode") != null) {
+            b.mode(integer(e, "mode"));
+        }
+        return b.build();
+    }
+
+    static String hex(byte[] d) {
+        StringBuilder sb = new StringBuilder();
+        for (byte b : d) {
+            sb.append(String.format("%02x", b));
+        }
+        return sb.toString();
+    }
+
+    @SuppressWarnings("unchecked")
+    Object dispatch(String op, Map<?, ?> a) throws Exception {
+        switch (op) {
+            case "sandbox.create": {
+                Sandbox.Builder b = Sandbox.builder().connectionConfig(config(a));
+                if (str(a, "image") != null) {
+                    b.image(str(a, "image"));
+                }
+                if (str(a, "snapshot_id") != null) {
+                    b.snapshotId(str(a, "snapshot_id"));
+                }
+                if (a.containsKey("entrypoint")) {
+                    b.entrypoint(strList(a, "entrypoint"));
+                }
+                if (a.containsKey("timeout_s")) {
+                    b.timeout(secs(a, "timeout_s"));
+                }
+                if (secs(a, "ready_timeout_s") != null) {
+                    b.readyTimeout(secs(a, "ready_timeout_s"));
+                }
+                b.env(strMap(a, "env")).metadata(strMap(a, "metadata")).extensions(strMap(a, "extensions"));
+                if (a.containsKey("resource")) {
+                    b.resource(strMap(a, "resource"));
+                }
+                if (a.get("network_policy") != null) {
+                    Map<?, ?> p = map(a.get("network_policy"));
+                    NetworkPolicy.Builder pb = NetworkPolicy.builder().defaultAction(str(p, "default_action"));
+                    for (Map<?, ?> r : objects(p, "egress")) {
+                        pb.addEgress(NetworkRule.builder().action(str(r, "action")).target(str(r, "target")).build());
+                    }
+                    b.networkPolicy(pb.build());
+                }
+                b.skipHealthCheck(bool(a, "skip_health_check"));
+                return keep(a, b.build());
+            }
+            case "sandbox.connect": {
+                Sandbox.Connector c = Sandbox.connector().sandboxId(req(a, "sandbox_id")).connectionConfig(config(a))
+                        .skipHealthCheck(bool(a, "skip_health_check"));
+                if (secs(a, "connect_timeout_s") != null) {
+                    c.connectTimeout(secs(a, "connect_timeout_s"));
+                }
+                return keep(a, c.connect());
+            }
+            case "sandbox.resume": {
+                Sandbox.Resumer r = Sandbox.resumer().sandboxId(req(a, "sandbox_id")).connectionConfig(config(a));
+                if (secs(a, "resume_timeout_s") != null) {
+                    r.resumeTimeout(secs(a, "resume_timeout_s"));
+                }
+                return keep(a, r.resume());
+            }
+            case "sandbox.get_info":
+                return info(sandbox(a).getInfo());
+            case "sandbox.is_healthy":
+                return Json.obj("healthy", sandbox(a).isHealthy());
+            case "sandbox.renew": {
+                var r = sandbox(a).renew(secs(a, "seconds"));
+                return Json.obj("expires_at", r.getExpiresAt() == null ? null : r.getExpiresAt().toString());
+            }
+            case "sandbox.patch_metadata":
+                return info(sandbox(a).patchMetadata(strMap(a, "patch")));
+            case "sandbox.pause":
+                sandbox(a).pause();
+                return null;
+            case "sandbox.kill": {
+                Sandbox s = sandbox(a);
+                s.kill();
+                sandboxes.remove(s.getId());
+                s.close();
+                return null;
+            }
+            case "sandbox.get_endpoint":
+                return sandbox(a).getEndpoint(integer(a, "port")).toJson();
+            case "sandbox.get_metrics":
+                return sandbox(a).getMetrics().toJson();
+            case "sandbox.create_snapshot":
+                return sandbox(a).createSnapshot(str(a, "name")).toJson();
+            case "sandbox.get_egress_policy":
+                return sandbox(a).getEgressPolicy().toJson();
+            case "sandbox.patch_egress_rules": {
+                List<NetworkRule> rules = new ArrayList<>();
+                for (Map<?, ?> r : objects(a, "rules")) {
+                    rules.add(NetworkRule.builder().action(str(r, "action")).target(str(r, "target")).build());
+                }
+                return sandbox(a).patchEgressRules(rules).toJson();
+            }
+            case "sandbox.delete_egress_rules":
+                return sandbox(a).deleteEgressRules(strList(a, "targets")).toJson();
+            case "sandbox.get_diagnostic_logs":
+                return sandbox(a).getDiagnosticLogs(req(a, "scope")).toJson();
+            case "sandbox.get_diagnostic_events":
+                return sandbox(a).getDiagnosticEvents(req(a, "scope")).toJson();
+            case "manager.list_sandbox_infos": {
+                var page = manager(a).listSandboxInfos(SandboxFilter.builder().states(strList(a, "states"))
+                        .metadata(strMap(a, "metadata")).page(integer(a, "page")).pageSize(integer(a, "page_size")).build());
+                return page.toJson();
+            }
+            case "manager.get_sandbox_info":
+                return info(manager(a).getSandboxInfo(req(a, "sandbox_id")));
+            case "manager.kill_sandbox":
+                manager(a).killSandbox(req(a, "sandbox_id"));
+                return null;
+            case "manager.pause_sandbox":
+                manager(a).pauseSandbox(req(a, "sandbox_id"));
+                return null;
+            case "manager.resume_sandbox":
+                manager(a).resumeSandbox(req(a, "sandbox_id"));
+                return null;
+            case "manager.renew_sandbox": {
+                var r = manager(a).renewSandbox(req(a, "sandbox_id"), secs(a, "seconds"));
+                return Json.obj("expires_at", r.getExpiresAt() == null ? null : r.getExpiresAt().toString());
+            }
+            case "manager.patch_sandbox_metadata":
+                return info(manager(a).patchSandboxMetadata(req(a, "sandbox_id"), strMap(a, "patch")));
+            case "manager.get_endpoint":
+                return manager(a).getEndpoint(req(a, "sandbox_id"), integer(a, "port")).toJson();
+            case "manager.get_snapshot":
+                return manager(a).getSnapshot(req(a, "snapshot_id")).toJson();
+            case "manager.delete_snapshot":
+                manager(a).deleteSnapshot(req(a, "snapshot_id"));
+                return null;
+            case "manager.list_snapshots":
+                return manager(a).listSnapshots(SnapshotFilter.builder().sandboxId(str(a, "sandbox_id"))
+                        .states(strList(a, "states")).page(integer(a, "page")).pageSize(integer(a, "page_size")).build())
+                        .toJson();
+            case "commands.run": {
+                Recorder r = bool(a, "handlers") || bool(a, "digest") ? new Recorder(bool(a, "handlers"), bool(a, "digest")) : null;
+                return execution(sandbox(a).commands().run(commandRequest(a, r)), r);
+            }
+            case "commands.start": {
+                Recorder r = new Recorder(bool(a, "handlers"), false);
+                return start(sandbox(a).commands().runAsync(commandRequest(a, r)), r);
+            }
+            case "execution.wait": {
+                Object[] run = runs.remove(req(a, "handle"));
+                if (run == null) {
+                    throw new DriverError("driver_error", "no run with handle " + str(a, "handle"));
+                }
+                Execution e = ((CompletableFuture<Execution>) run[0]).join();
+                Recorder r = (Recorder) run[1];
+                return execution(e, r.record ? r : null);
+            }
+            case "commands.interrupt":
+                sandbox(a).commands().interrupt(req(a, "id"));
+                return null;
+            case "commands.get_command_status":
+                return sandbox(a).commands().getCommandStatus(req(a, "id")).toJson();
+            case "commands.get_background_command_logs":
+                return sandbox(a).commands().getBackgroundCommandLogs(req(a, "id"), lng(a, "cursor")).toJson();
+            case "commands.create_session":
+                return Json.obj("session_id", sandbox(a).commands().createSession(str(a, "working_directory")));
+            case "commands.run_in_session": {
+                Recorder r = bool(a, "handlers") ? new Recorder(true, false) : null;
+                RunInSessionRequest.Builder b = RunInSessionRequest.builder().command(req(a, "command"))
+                        .workingDirectory(str(a, "working_directory"));
+                if (lng(a, "timeout_ms") != null) {
+                    b.timeout(Duration.ofMillis(lng(a, "timeout_ms")));
+                }
+                if (r != null) {
+                    b.handlers(r.handlers());
+                }
+                return execution(sandbox(a).commands().runInSession(req(a, "session_id"), b.build()), r);
+            }
+            case "commands.delete_session":
+                sandbox(a).commands().deleteSession(req(a, "session_id"));
+                return null;
+            case "code.create_context":
+                return ctx(codes(a).createContext(req(a, "language"), str(a, "cwd")));
+            case "code.get_context":
+                return ctx(codes(a).getContext(req(a, "context_id")));
+            case "code.list_contexts": {
+                List<Object> out = new ArrayList<>();
+                for (CodeContext c : codes(a).listContexts(str(a, "language"))) {
+                    out.add(ctx(c));
+                }
+                return out;
+            }
+            case "code.delete_context":
+                codes(a).deleteContext(req(a, "context_id"));
+                return null;
+            case "code.delete_contexts":
+                codes(a).deleteContexts(req(a, "language"));
+                return null;
+            case "code.run": {
+                Recorder r = bool(a, "handlers") ? new Recorder(true, false) : null;
+                RunCodeRequest.Builder b = RunCodeRequest.builder().code(req(a, "code")).context(codeTarget(a));
+                if (r != null) {
+                    b.handlers(r.handlers());
+                }
+                return execution(codes(a).run(b.build()), r);
+            }
+            case "code.start": {
+                Recorder r = new Recorder(bool(a, "handlers"), false);
+                return start(codes(a).runAsync(RunCodeRequest.builder().code(req(a, "code")).context(codeTarget(a))
+                        .handlers(r.handlers()).build()), r);
+            }
+            case "code.interrupt":
+                codes(a).interrupt(req(a, "id"));
+                return null;
+            case "files.write_file":
+                sandbox(a).files().writeFile(writeEntry(a));
+                return null;
+            case "files.write_files": {
+                List<WriteEntry> l = new ArrayList<>();
+                for (Map<?, ?> e : objects(a, "entries")) {
+                    l.add(writeEntry(e));
+                }
+                sandbox(a).files().write(l);
+                return null;
+            }
+            case "files.read_file":
+                return Json.obj("text", sandbox(a).files().readFile(req(a, "path"), "UTF-8", str(a, "range"),
+                        lng(a, "offset"), lng(a, "limit")));
+            case "files.read_bytes": {
+                byte[] b = sandbox(a).files().readByteArray(req(a, "path"), str(a, "range"), lng(a, "offset"), lng(a, "limit"));
+                return Json.obj("data_b64", Base64.getEncoder().encodeToString(b), "size", b.length,
+                        "sha256", hex(MessageDigest.getInstance("SHA-256").digest(b)));
+            }
+            case "files.read_bytes_stream": {
+                MessageDigest sha = MessageDigest.getInstance("SHA-256");
+                long size = 0;
+                try (InputStream in = sandbox(a).files().readStream(req(a, "path"), str(a, "range"), lng(a, "offset"),
+                        lng(a, "limit"))) {
+                    byte[] buf = new byte[256 * 1024];
+                    int n;
+                    while ((n = in.read(buf)) >= 0) {
+                        sha.update(buf, 0, n);
+                        size += n;
+                    }
+                }
+                return Json.obj("size", size, "sha256", hex(sha.digest()));
+            }
+            case "files.get_file_info": {
+                Map<String, Object> out = new LinkedHashMap<>();
+                for (Map.Entry<String, EntryInfo> e : sandbox(a).files().readFileInfo(strList(a, "paths")).entrySet()) {
+                    out.put(e.getKey(), entry(e.getValue()));
+                }
+                return out;
+            }
+            case "files.delete_files":
+                sandbox(a).files().deleteFiles(strList(a, "paths"));
+                return null;
+            case "files.delete_directories":
+                sandbox(a).files().deleteDirectories(strList(a, "paths"));
+                return null;
+            case "files.move_files": {
+                List<MoveEntry> l = new ArrayList<>();
+                for (Map<?, ?> e : objects(a, "entries")) {
+                    l.add(MoveEntry.builder().src(req(e, "src")).dest(req(e, "dest")).build());
+                }
+                sandbox(a).files().moveFiles(l);
+                return null;
+            }
+            case "files.set_permissions": {
+                List<SetPermissionEntry> l = new ArrayList<>();
+                for (Map<?, ?> e : objects(a, "entries")) {
+                    l.add(SetPermissionEntry.builder().path(req(e, "path")).mode(integer(e, "mode")).owner(str(e, "owner"))
+                            .group(str(e, "group")).build());
+                }
+                sandbox(a).files().setPermissions(l);
+                return null;
+            }
+            case "files.create_directories": {
+                List<WriteEntry> l = new ArrayList<>();
+                for (Map<?, ?> e : objects(a, "entries")) {
+                    l.add(WriteEntry.builder().path(req(e, "path")).mode(integer(e, "mode")).owner(str(e, "owner"))
+                            .group(str(e, "group")).build());
+                }
+                sandbox(a).files().createDirectories(l);
+                return null;
+            }
+            case "files.replace_contents":
+            case "files.replace_contents_detailed": {
+                List<ContentReplaceEntry> l = new ArrayList<>();
+                for (Map<?, ?> e : objects(a, "entries")) {
+                    l.add(ContentReplaceEntry.builder().path(req(e, "path")).oldContent(req(e, "old_content"))
+                            .newContent(req(e, "new_content")).build());
+                }
+                if (op.equals("files.replace_contents")) {
+                    sandbox(a).files().replaceContents(l);
+                    return null;
+                }
+                List<Object> out = new ArrayList<>();
+                for (ReplaceResult r : sandbox(a).files().replaceContentsDetailed(l)) {
+                    out.add(r.toJson());
+                }
+                return out;
+            }
+            case "files.search":
+                return entries(sandbox(a).files().search(SearchEntry.builder().path(req(a, "path")).pattern(str(a, "pattern")).build()));
+            case "files.list_directory":
+                return entries(sandbox(a).files().listDirectory(req(a, "path"), integer(a, "depth")));
+            case "metrics.watch": {
+                List<Object> out = new ArrayList<>();
+                for (SandboxMetrics m : sandbox(a).metrics().watch(integer(a, "count"))) {
+                    out.add(m.toJson());
+                }
+                return out;
+            }
+            default:
+                throw new DriverError("unsupported_op", "the java driver does not implement " + op);
+        }
+    }
+
+    Codes codes(Map<?, ?> a) {
+        return CodeInterpreter.builder().fromSandbox(sandbox(a)).build().codes();
+    }
+
+    static Object error(Throwable t) {
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        if (t instanceof SandboxException) {
+            SandboxException e = (SandboxException) t;
+            Integer status = e instanceof SandboxApiException ? ((SandboxApiException) e).getStatusCode() : null;
+            String code = e.getError() == null ? null : e.getError().getCode();
+            return Json.obj("kind", e.getKind(), "status", status, "code", code, "request_id", e.getRequestId(),
+                    "message", e.getMessage());
+        }
+        if (t instanceof DriverError) {
+            return Json.obj("kind", ((DriverError) t).kind, "message", t.getMessage());
+        }
+        return Json.obj("kind", "driver_error", "message", String.valueOf(t));
+    }
+
+    public static void main(String[] args) throws Exception {
+        OUT.println(Json.write(Json.obj("hello", "opensandbox-conformance", "protocol", 1, "language", "java",
+                "sdk", "com.alibaba.opensandbox:sandbox", "sdk_version", "0.1.0")));
+        Driver d = new Driver();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.trim().isEmpty()) {
+                continue;
+            }
+            Object id = null;
+            Object response;
+            try {
+                Map<?, ?> req = map(Json.parse(line));
+                id = req.get("id");
+                Object result = d.dispatch(String.valueOf(req.get("op")), map(req.get("args")));
+                response = Json.obj("id", id, "ok", true, "result", result);
+            } catch (Throwable t) {
+                if (!(t instanceof SandboxException) && !(t instanceof DriverError)) {
+                    t.printStackTrace();
+                }
+                response = Json.obj("id", id, "ok", false, "error", error(t));
+            }
+            OUT.println(Json.write(response));
+        }
+    }
+}

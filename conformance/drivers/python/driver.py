@@ -1,0 +1,707 @@
+"""Conformance driver of the Python package ``opensandbox`` (conformance/PROTOCOL.md).
+
+Every operation goes through the package's public async API (``Sandbox``,
+``SandboxManager``, ``CodeInterpreter``, the services and models), exactly as a user
+would write it. stdout carries only protocol lines; logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import io
+import json
+import sys
+import traceback
+from datetime import datetime, timedelta
+from typing import Any, Dict, Optional
+
+from code_interpreter import CodeInterpreter
+from opensandbox import ConnectionConfig, Sandbox, SandboxManager
+from opensandbox.exceptions import (
+    InvalidArgumentException,
+    SandboxApiException,
+    SandboxConnectionException,
+    SandboxException,
+    SandboxReadyTimeoutException,
+    SandboxTimeoutException,
+)
+from opensandbox.models.execd import ExecutionHandlers, RunCommandOpts
+from opensandbox.models.filesystem import (
+    ContentReplaceEntry,
+    DirectoryListEntry,
+    MoveEntry,
+    SearchEntry,
+    SetPermissionEntry,
+    WriteEntry,
+)
+from opensandbox.models.sandboxes import NetworkPolicy, NetworkRule, SandboxFilter, SnapshotFilter
+
+OPS = [
+    "sandbox.create",
+    "sandbox.connect",
+    "sandbox.resume",
+    "sandbox.get_info",
+    "sandbox.is_healthy",
+    "sandbox.renew",
+    "sandbox.patch_metadata",
+    "sandbox.pause",
+    "sandbox.kill",
+    "sandbox.get_endpoint",
+    "sandbox.get_metrics",
+    "sandbox.create_snapshot",
+    "sandbox.get_egress_policy",
+    "sandbox.patch_egress_rules",
+    "sandbox.delete_egress_rules",
+    "sandbox.get_diagnostic_logs",
+    "sandbox.get_diagnostic_events",
+    "manager.list_sandbox_infos",
+    "manager.get_sandbox_info",
+    "manager.kill_sandbox",
+    "manager.pause_sandbox",
+    "manager.resume_sandbox",
+    "manager.renew_sandbox",
+    "manager.patch_sandbox_metadata",
+    "manager.get_endpoint",
+    "manager.get_snapshot",
+    "manager.delete_snapshot",
+    "manager.list_snapshots",
+    "commands.run",
+    "commands.start",
+    "execution.wait",
+    "commands.interrupt",
+    "commands.get_command_status",
+    "commands.get_background_command_logs",
+    "commands.create_session",
+    "commands.run_in_session",
+    "commands.delete_session",
+    "code.create_context",
+    "code.get_context",
+    "code.list_contexts",
+    "code.delete_context",
+    "code.delete_contexts",
+    "code.run",
+    "code.start",
+    "code.interrupt",
+    "files.write_file",
+    "files.write_files",
+    "files.read_file",
+    "files.read_bytes",
+    "files.read_bytes_stream",
+    "files.get_file_info",
+    "files.delete_files",
+    "files.delete_directories",
+    "files.move_files",
+    "files.set_permissions",
+    "files.create_directories",
+    "files.replace_contents",
+    "files.replace_contents_detailed",
+    "files.search",
+    "files.list_directory",
+    "metrics.watch",
+]
+
+
+class DriverError(Exception):
+    """Bad request arguments (reported as driver_error)."""
+
+
+def ts(t: Optional[datetime]) -> Optional[str]:
+    return None if t is None else t.isoformat()
+
+
+def sandbox_info(i: Any) -> Dict[str, Any]:
+    return {
+        "id": i.id,
+        "status": {
+            "state": i.status.state,
+            "reason": i.status.reason,
+            "message": i.status.message,
+            "last_transition_at": ts(i.status.last_transition_at),
+        },
+        "entrypoint": i.entrypoint,
+        "expires_at": ts(i.expires_at),
+        "created_at": ts(i.created_at),
+        "image": None if i.image is None else {"uri": i.image.image},
+        "snapshot_id": i.snapshot_id,
+        "metadata": i.metadata or {},
+    }
+
+
+def snapshot(s: Any) -> Dict[str, Any]:
+    return {
+        "id": s.id,
+        "sandbox_id": s.sandbox_id,
+        "name": s.name,
+        "status": {"state": s.status.state, "reason": s.status.reason, "message": s.status.message},
+        "created_at": ts(s.created_at),
+    }
+
+
+def entry(e: Any) -> Dict[str, Any]:
+    return {
+        "path": e.path,
+        "type": e.entry_type,
+        "mode": e.mode,
+        "owner": e.owner,
+        "group": e.group,
+        "size": e.size,
+        "modified_at": ts(e.modified_at),
+        "created_at": ts(e.created_at),
+    }
+
+
+def metrics(m: Any) -> Dict[str, Any]:
+    return m.model_dump()
+
+
+def execution(ex: Any, extra: Dict[str, Any]) -> Dict[str, Any]:
+    out = {
+        "id": ex.id,
+        "exit_code": ex.exit_code,
+        "stdout": [m.text for m in ex.logs.stdout],
+        "stderr": [m.text for m in ex.logs.stderr],
+        "results": [{"text": r.text} for r in ex.result],
+        "error": None
+        if ex.error is None
+        else {"name": ex.error.name, "value": ex.error.value, "traceback": ex.error.traceback},
+        "complete": None if ex.complete is None else {"execution_time_ms": ex.complete.execution_time_in_millis},
+        "execution_count": ex.execution_count,
+    }
+    out.update(extra)
+    return out
+
+
+class Recorder:
+    """Handlers that record callbacks in order, hash stdout, and signal init."""
+
+    def __init__(self, record: bool, digest: bool, on_init: Optional[asyncio.Future] = None) -> None:
+        self.events = [] if record else None
+        self.hasher = hashlib.sha256() if digest else None
+        self.bytes = 0
+        self.lines = 0
+        self.init = on_init
+
+    def handlers(self) -> Optional[ExecutionHandlers]:
+        if self.events is None and self.hasher is None and self.init is None:
+            return None
+        return ExecutionHandlers(
+            on_init=self.on_init,
+            on_stdout=self.on_stdout,
+            on_stderr=self.on_stderr,
+            on_result=self.on_result,
+            on_error=self.on_error,
+            on_execution_complete=self.on_complete,
+            skip_accumulation=self.hasher is not None,
+        )
+
+    def push(self, ev: Dict[str, Any]) -> None:
+        if self.events is not None:
+            self.events.append(ev)
+
+    async def on_init(self, init: Any) -> None:
+        if self.init is not None and not self.init.done():
+            self.init.set_result(init.id)
+        self.push({"type": "init", "id": init.id})
+
+    async def on_stdout(self, msg: Any) -> None:
+        if self.hasher is not None:
+            data = msg.text.encode()
+            self.hasher.update(data)
+            self.bytes += len(data)
+            if msg.text != "\n":
+                self.hasher.update(b"\n")
+                self.bytes += 1
+            self.lines += 1
+        self.push({"type": "stdout", "text": msg.text})
+
+    async def on_stderr(self, msg: Any) -> None:
+        self.push({"type": "stderr", "text": msg.text})
+
+    async def on_result(self, r: Any) -> None:
+        self.push({"type": "result", "text": r.text})
+
+    async def on_error(self, e: Any) -> None:
+        self.push({"type": "error", "name": e.name, "value": e.value})
+
+    async def on_complete(self, c: Any) -> None:
+        self.push({"type": "execution_complete"})
+
+    def extra(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {}
+        if self.events is not None:
+            out["events"] = self.events
+        if self.hasher is not None:
+            out["stdout"] = []
+            out["stdout_digest"] = {"sha256": self.hasher.hexdigest(), "bytes": self.bytes, "lines": self.lines}
+        return out
+
+
+class Generated(io.RawIOBase):
+    """``text`` repeated ``times`` times, as a readable stream (never one buffer)."""
+
+    def __init__(self, text: str, times: int) -> None:
+        self.unit = text.encode()
+        self.left = times
+        self.per = max(1, (256 * 1024) // max(1, len(self.unit)))
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        if self.left <= 0 or not self.unit:
+            return b""
+        k = min(self.left, self.per)
+        self.left -= k
+        return self.unit * k
+
+
+class Driver:
+    def __init__(self) -> None:
+        self.base = ConnectionConfig()
+        self.sandboxes: Dict[str, Sandbox] = {}
+        self.interpreters: Dict[str, CodeInterpreter] = {}
+        self.runs: Dict[str, asyncio.Task] = {}
+        self.next = 0
+
+    def config(self, args: Dict[str, Any]) -> ConnectionConfig:
+        conn = args.get("connection")
+        if not conn:
+            return self.base
+        fields: Dict[str, Any] = {}
+        if "domain" in conn:
+            fields["domain"] = conn["domain"]
+        if "api_key" in conn:
+            fields["api_key"] = conn["api_key"] if conn["api_key"] is not None else ""
+        if conn.get("headers"):
+            fields["headers"] = conn["headers"]
+        if conn.get("request_timeout_s") is not None:
+            fields["request_timeout"] = timedelta(seconds=conn["request_timeout_s"])
+        if "use_server_proxy" in conn:
+            fields["use_server_proxy"] = bool(conn["use_server_proxy"])
+        return ConnectionConfig(**fields)
+
+    async def sandbox(self, args: Dict[str, Any]) -> Sandbox:
+        sid = args.get("sandbox")
+        if not isinstance(sid, str):
+            raise DriverError("argument sandbox is required")
+        if args.get("connection"):
+            return await Sandbox.connect(sid, connection_config=self.config(args), skip_health_check=True)
+        if sid not in self.sandboxes:
+            self.sandboxes[sid] = await Sandbox.connect(sid, skip_health_check=True)
+        return self.sandboxes[sid]
+
+    async def interpreter(self, args: Dict[str, Any]) -> CodeInterpreter:
+        sb = await self.sandbox(args)
+        if sb.id not in self.interpreters:
+            self.interpreters[sb.id] = await CodeInterpreter.create(sb, skip_health_check=True)
+        return self.interpreters[sb.id]
+
+    def manager(self, args: Dict[str, Any]) -> SandboxManager:
+        return SandboxManager(self.config(args))
+
+    def keep(self, args: Dict[str, Any], sb: Sandbox) -> Dict[str, Any]:
+        if not args.get("connection"):
+            self.sandboxes[sb.id] = sb
+        return {"id": sb.id}
+
+    async def start(self, coro_factory: Any) -> Dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        init: asyncio.Future = loop.create_future()
+        task = asyncio.ensure_future(coro_factory(init))
+        done, _ = await asyncio.wait({init, task}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
+        if init in done:
+            self.next += 1
+            handle = f"run-{self.next}"
+            self.runs[handle] = task
+            return {"handle": handle, "id": init.result()}
+        if task in done:
+            task.result()
+            raise DriverError("the run ended without an init event")
+        task.cancel()
+        raise DriverError("no init event within 30 s")
+
+    async def dispatch(self, op: str, a: Dict[str, Any]) -> Any:
+        if op == "sandbox.create":
+            policy = None
+            if a.get("network_policy"):
+                p = a["network_policy"]
+                policy = NetworkPolicy(
+                    default_action=p.get("default_action"), egress=[NetworkRule(**r) for r in p.get("egress") or []]
+                )
+            kw: Dict[str, Any] = {}
+            if "timeout_s" in a:
+                kw["timeout"] = None if a["timeout_s"] is None else timedelta(seconds=a["timeout_s"])
+            if a.get("ready_timeout_s") is not None:
+                kw["ready_timeout"] = timedelta(seconds=a["ready_timeout_s"])
+            for k in ("env", "metadata", "resource", "extensions", "entrypoint", "snapshot_id"):
+                if a.get(k) is not None:
+                    kw[k] = a[k]
+            sb = await Sandbox.create(
+                a.get("image"),
+                network_policy=policy,
+                connection_config=self.config(a),
+                skip_health_check=bool(a.get("skip_health_check")),
+                **kw,
+            )
+            return self.keep(a, sb)
+        if op in ("sandbox.connect", "sandbox.resume"):
+            key = "connect_timeout" if op == "sandbox.connect" else "resume_timeout"
+            kw = {}
+            if a.get(key + "_s") is not None:
+                kw[key] = timedelta(seconds=a[key + "_s"])
+            fn = Sandbox.connect if op == "sandbox.connect" else Sandbox.resume
+            sb = await fn(
+                a["sandbox_id"],
+                connection_config=self.config(a),
+                skip_health_check=bool(a.get("skip_health_check")),
+                **kw,
+            )
+            return self.keep(a, sb)
+        if op.startswith("sandbox."):
+            sb = await self.sandbox(a)
+            name = op.split(".", 1)[1]
+            if name == "get_info":
+                return sandbox_info(await sb.get_info())
+            if name == "is_healthy":
+                return {"healthy": await sb.is_healthy()}
+            if name == "renew":
+                r = await sb.renew(timedelta(seconds=a["seconds"]))
+                return {"expires_at": ts(r.expires_at)}
+            if name == "patch_metadata":
+                return sandbox_info(await sb.patch_metadata(a.get("patch") or {}))
+            if name == "pause":
+                await sb.pause()
+                return None
+            if name == "kill":
+                await sb.kill()
+                self.sandboxes.pop(sb.id, None)
+                return None
+            if name == "get_endpoint":
+                e = await sb.get_endpoint(a["port"])
+                return {"endpoint": e.endpoint, "headers": e.headers}
+            if name == "get_metrics":
+                return metrics(await sb.get_metrics())
+            if name == "create_snapshot":
+                return snapshot(await sb.create_snapshot(a.get("name")))
+            if name == "get_egress_policy":
+                p = await sb.get_egress_policy()
+                return {
+                    "default_action": p.default_action,
+                    "egress": [{"action": r.action, "target": r.target} for r in p.egress or []],
+                }
+            if name == "patch_egress_rules":
+                await sb.patch_egress_rules([NetworkRule(**r) for r in a.get("rules") or []])
+                return None
+            if name == "delete_egress_rules":
+                await sb.delete_egress_rules(a.get("targets") or [])
+                return None
+            if name in ("get_diagnostic_logs", "get_diagnostic_events"):
+                d = await getattr(sb, name)(a["scope"])
+                out = d.model_dump()
+                out["expires_at"] = ts(d.expires_at)
+                return out
+        if op.startswith("manager."):
+            m = self.manager(a)
+            name = op.split(".", 1)[1]
+            if name == "list_sandbox_infos":
+                page = await m.list_sandbox_infos(
+                    SandboxFilter(
+                        states=a.get("states"),
+                        metadata=a.get("metadata"),
+                        page=a.get("page"),
+                        page_size=a.get("page_size"),
+                    )
+                )
+                return {
+                    "sandbox_infos": [sandbox_info(i) for i in page.sandbox_infos],
+                    "pagination": page.pagination.model_dump(),
+                }
+            if name == "get_sandbox_info":
+                return sandbox_info(await m.get_sandbox_info(a["sandbox_id"]))
+            if name in ("kill_sandbox", "pause_sandbox", "resume_sandbox"):
+                await getattr(m, name)(a["sandbox_id"])
+                if name == "kill_sandbox":
+                    self.sandboxes.pop(a["sandbox_id"], None)
+                return None
+            if name == "renew_sandbox":
+                r = await m.renew_sandbox(a["sandbox_id"], timedelta(seconds=a["seconds"]))
+                return {"expires_at": ts(r.expires_at)}
+            if name == "patch_sandbox_metadata":
+                return sandbox_info(await m.patch_sandbox_metadata(a["sandbox_id"], a.get("patch") or {}))
+            if name == "get_endpoint":
+                sb = await Sandbox.connect(a["sandbox_id"], connection_config=self.config(a), skip_health_check=True)
+                e = await sb.get_endpoint(a["port"])
+                return {"endpoint": e.endpoint, "headers": e.headers}
+            if name == "get_snapshot":
+                return snapshot(await m.get_snapshot(a["snapshot_id"]))
+            if name == "delete_snapshot":
+                await m.delete_snapshot(a["snapshot_id"])
+                return None
+            if name == "list_snapshots":
+                page = await m.list_snapshots(
+                    SnapshotFilter(
+                        sandbox_id=a.get("sandbox_id"),
+                        states=a.get("states"),
+                        page=a.get("page"),
+                        page_size=a.get("page_size"),
+                    )
+                )
+                return {
+                    "snapshot_infos": [snapshot(s) for s in page.snapshot_infos],
+                    "pagination": page.pagination.model_dump(),
+                }
+        if op in ("commands.run", "commands.start"):
+            sb = await self.sandbox(a)
+            opts = RunCommandOpts(
+                background=bool(a.get("background")),
+                working_directory=a.get("working_directory"),
+                timeout=None if a.get("timeout_ms") is None else timedelta(milliseconds=a["timeout_ms"]),
+                uid=a.get("uid"),
+                gid=a.get("gid"),
+                envs=a.get("envs"),
+            )
+            if op == "commands.run":
+                rec = Recorder(bool(a.get("handlers")), bool(a.get("digest")))
+                ex = await sb.commands.run(a["command"], opts=opts, handlers=rec.handlers())
+                return execution(ex, rec.extra())
+
+            async def run(init: asyncio.Future) -> Any:
+                rec = Recorder(bool(a.get("handlers")), False, init)
+                ex = await sb.commands.run(a["command"], opts=opts, handlers=rec.handlers())
+                return execution(ex, rec.extra())
+
+            return await self.start(run)
+        if op == "execution.wait":
+            task = self.runs.pop(a.get("handle"), None)
+            if task is None:
+                raise DriverError(f"no run with handle {a.get('handle')}")
+            return await task
+        if op.startswith("commands."):
+            sb = await self.sandbox(a)
+            name = op.split(".", 1)[1]
+            if name == "interrupt":
+                await sb.commands.interrupt(a["id"])
+                return None
+            if name == "get_command_status":
+                s = await sb.commands.get_command_status(a["id"])
+                return {
+                    "id": s.id,
+                    "content": s.content,
+                    "running": s.running,
+                    "exit_code": s.exit_code,
+                    "error": s.error,
+                    "started_at": s.started_at,
+                    "finished_at": s.finished_at,
+                }
+            if name == "get_background_command_logs":
+                logs = await sb.commands.get_background_command_logs(a["id"], a.get("cursor"))
+                return {"content": logs.content, "cursor": logs.cursor}
+            if name == "create_session":
+                return {"session_id": await sb.commands.create_session(working_directory=a.get("working_directory"))}
+            if name == "run_in_session":
+                rec = Recorder(bool(a.get("handlers")), False)
+                ex = await sb.commands.run_in_session(
+                    a["session_id"],
+                    a["command"],
+                    working_directory=a.get("working_directory"),
+                    timeout=None if a.get("timeout_ms") is None else timedelta(milliseconds=a["timeout_ms"]),
+                    handlers=rec.handlers(),
+                )
+                return execution(ex, rec.extra())
+            if name == "delete_session":
+                await sb.commands.delete_session(a["session_id"])
+                return None
+        if op.startswith("code."):
+            ci = await self.interpreter(a)
+            name = op.split(".", 1)[1]
+            if name == "create_context":
+                c = await ci.codes.create_context(a["language"])
+                return {"id": c.id, "language": c.language}
+            if name == "get_context":
+                c = await ci.codes.get_context(a["context_id"])
+                return {"id": c.id, "language": c.language}
+            if name == "list_contexts":
+                return [{"id": c.id, "language": c.language} for c in await ci.codes.list_contexts(a.get("language"))]
+            if name == "delete_context":
+                await ci.codes.delete_context(a["context_id"])
+                return None
+            if name == "delete_contexts":
+                await ci.codes.delete_contexts(a["language"])
+                return None
+            if name == "interrupt":
+                await ci.codes.interrupt(a["id"])
+                return None
+            if name in ("run", "start"):
+                ctx = None
+                if a.get("context_id"):
+                    ctx = await ci.codes.get_context(a["context_id"])
+                lang = None if ctx is not None else a.get("language")
+                if name == "run":
+                    rec = Recorder(bool(a.get("handlers")), False)
+                    ex = await ci.codes.run(a["code"], language=lang, context=ctx, handlers=rec.handlers())
+                    return execution(ex, rec.extra())
+
+                async def run_code(init: asyncio.Future) -> Any:
+                    rec = Recorder(bool(a.get("handlers")), False, init)
+                    ex = await ci.codes.run(a["code"], language=lang, context=ctx, handlers=rec.handlers())
+                    return execution(ex, rec.extra())
+
+                return await self.start(run_code)
+        if op.startswith("files.") or op == "metrics.watch":
+            sb = await self.sandbox(a)
+            f = sb.files
+            name = op.split(".", 1)[1]
+            if name in ("write_file", "write_files"):
+                items = a.get("entries") or [] if name == "write_files" else [a]
+                entries = []
+                for e in items:
+                    if e.get("data_gen"):
+                        data: Any = Generated(e["data_gen"]["text"], int(e["data_gen"]["times"]))
+                    elif e.get("data_b64") is not None:
+                        data = base64.b64decode(e["data_b64"])
+                    else:
+                        data = e.get("data") or ""
+                    kw = {k: e[k] for k in ("mode", "owner", "group") if e.get(k) is not None}
+                    entries.append(WriteEntry(path=e["path"], data=data, **kw))
+                if name == "write_file":
+                    w = entries[0]
+                    await f.write_file(w.path, w.data, mode=w.mode, owner=w.owner, group=w.group)
+                else:
+                    await f.write_files(entries)
+                return None
+            rk = {"range_header": a.get("range"), "offset": a.get("offset"), "limit": a.get("limit")}
+            if name == "read_file":
+                return {"text": await f.read_file(a["path"], **rk)}
+            if name == "read_bytes":
+                data = await f.read_bytes(a["path"], **rk)
+                return {
+                    "data_b64": base64.b64encode(data).decode(),
+                    "size": len(data),
+                    "sha256": hashlib.sha256(data).hexdigest(),
+                }
+            if name == "read_bytes_stream":
+                h = hashlib.sha256()
+                size = 0
+                async for chunk in await f.read_bytes_stream(a["path"], **rk):
+                    h.update(chunk)
+                    size += len(chunk)
+                return {"size": size, "sha256": h.hexdigest()}
+            if name == "get_file_info":
+                return {k: entry(v) for k, v in (await f.get_file_info(a.get("paths") or [])).items()}
+            if name == "delete_files":
+                await f.delete_files(a.get("paths") or [])
+                return None
+            if name == "delete_directories":
+                await f.delete_directories(a.get("paths") or [])
+                return None
+            if name == "move_files":
+                await f.move_files([MoveEntry(**e) for e in a.get("entries") or []])
+                return None
+            if name in ("set_permissions", "create_directories"):
+                entries = []
+                for e in a.get("entries") or []:
+                    kw = {k: e[k] for k in ("mode", "owner", "group") if e.get(k) is not None}
+                    cls = SetPermissionEntry if name == "set_permissions" else WriteEntry
+                    entries.append(cls(path=e["path"], **kw))
+                await getattr(f, name)(entries)
+                return None
+            if name == "replace_contents":
+                await f.replace_contents([ContentReplaceEntry(**e) for e in a.get("entries") or []])
+                return None
+            if name == "replace_contents_detailed":
+                res = await f.replace_contents_detailed([ContentReplaceEntry(**e) for e in a.get("entries") or []])
+                return [{"path": r.path, "replaced_count": r.replaced_count} for r in res]
+            if name == "search":
+                found = await f.search(SearchEntry(path=a["path"], pattern=a.get("pattern") or "*"))
+                return [entry(e) for e in found]
+            if name == "list_directory":
+                return [
+                    entry(e) for e in await f.list_directory(DirectoryListEntry(path=a["path"], depth=a.get("depth")))
+                ]
+            if name == "watch":
+                out = []
+                async for m in sb.metrics.watch_metrics():
+                    out.append(metrics(m))
+                    if len(out) >= int(a["count"]):
+                        break
+                return out
+        raise NotImplementedError(op)
+
+
+def error_json(exc: BaseException, op: str) -> Dict[str, Any]:
+    if isinstance(exc, NotImplementedError):
+        return {"kind": "unsupported_op", "message": f"the python driver does not implement {op}"}
+    if isinstance(exc, (DriverError, KeyError, TypeError, ValueError)) and not isinstance(exc, SandboxException):
+        return {"kind": "driver_error", "message": f"{type(exc).__name__}: {exc}"}
+    if isinstance(exc, SandboxException):
+        kind = getattr(exc, "kind", None)
+        if kind is None:
+            if isinstance(exc, SandboxReadyTimeoutException):
+                kind = "ready_timeout"
+            elif isinstance(exc, InvalidArgumentException):
+                kind = "invalid_argument"
+            elif isinstance(exc, SandboxTimeoutException):
+                kind = "timeout"
+            elif isinstance(exc, SandboxConnectionException):
+                kind = "connection"
+            elif isinstance(exc, SandboxApiException):
+                kind = {404: "not_found", 401: "unauthorized"}.get(exc.status_code or 0, "api")
+            else:
+                kind = "internal"
+        status = getattr(exc, "status_code", None)
+        code = exc.error.code if exc.error is not None and isinstance(exc, SandboxApiException) else None
+        return {
+            "kind": kind,
+            "status": status,
+            "code": code,
+            "request_id": exc.request_id,
+            "message": exc.args[0] if exc.args else str(exc),
+        }
+    return {"kind": "driver_error", "message": f"{type(exc).__name__}: {exc}"}
+
+
+def write(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+async def main() -> None:
+    import opensandbox
+
+    write(
+        {
+            "hello": "opensandbox-conformance",
+            "protocol": 1,
+            "language": "python",
+            "sdk": "opensandbox",
+            "sdk_version": opensandbox.__version__,
+            "ops": OPS,
+        }
+    )
+    driver = Driver()
+    loop = asyncio.get_running_loop()
+    while True:
+        line = await loop.run_in_executor(None, sys.stdin.readline)
+        if not line:
+            break
+        if not line.strip():
+            continue
+        try:
+            req = json.loads(line)
+        except ValueError as e:
+            write({"id": None, "ok": False, "error": {"kind": "driver_error", "message": f"request is not JSON: {e}"}})
+            continue
+        rid, op, args = req.get("id"), req.get("op", ""), req.get("args") or {}
+        try:
+            result = await driver.dispatch(op, args)
+            write({"id": rid, "ok": True, "result": result})
+        except Exception as exc:  # every failure becomes a response, never a crash
+            if not isinstance(exc, SandboxException):
+                traceback.print_exc(file=sys.stderr)
+            write({"id": rid, "ok": False, "error": error_json(exc, op)})
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

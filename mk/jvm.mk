@@ -1,0 +1,44 @@
+# The JVM package (bindings/jvm): the JNI library (crate opensandbox-jvm) packaged in
+# the Maven artifact com.alibaba.opensandbox:sandbox under native/linux-x86_64/.
+# Maven's local repository is .work/m2; the conformance language name is `java`.
+MVN ?= mvn
+JVM_DIR := bindings/jvm/java
+JVM_WORK := $(CURDIR)/.work/jvm
+JVM_VERSION := 0.1.0
+JVM_MVN := $(MVN) -q -B -Dstyle.color=never -Dmaven.repo.local=$(CURDIR)/.work/m2 -Dnative.dir=$(JVM_WORK)/native
+JVM_LIB := $(CARGO_TARGET_DIR)/debug/libopensandbox_jvm.so
+
+.PHONY: setup-jvm build-jvm build-java test-jvm bench-jvm
+
+setup-jvm:
+	@command -v javac >/dev/null && command -v $(MVN) >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless maven >/dev/null; }
+	@mkdir -p $(JVM_WORK)/native $(JVM_WORK)/driver
+
+# The library (debug build, debug info stripped for the jar), the jar, the driver.
+build-jvm: setup-jvm
+	$(CARGO) build -p opensandbox-jvm
+	objcopy --strip-debug $(JVM_LIB) $(JVM_WORK)/native/libopensandbox_jvm.so
+	cd $(JVM_DIR) && $(JVM_MVN) -DskipTests package
+	cp $(JVM_DIR)/target/sandbox-$(JVM_VERSION).jar $(JVM_WORK)/sandbox.jar
+	javac -Xlint:all -Werror -cp $(JVM_WORK)/sandbox.jar -d $(JVM_WORK)/driver conformance/drivers/java/Driver.java
+
+build-java: build-jvm
+
+# JUnit 5 against the real server and `mvn install` (one Maven run), then the packaging
+# test: a fresh Maven project depending on the installed artifact runs the quickstart.
+test-jvm: build build-jvm
+	rm -rf $(JVM_WORK)/lint && javac -Xlint:all -Werror --release 11 -d $(JVM_WORK)/lint $$(find $(JVM_DIR)/src/main/java -name '*.java')
+	scripts/with-server.sh "$(SERVER_DEBUG)" bash -c 'cd $(JVM_DIR) && $(JVM_MVN) install'
+	bindings/jvm/tests/packaging.sh "$(SERVER_DEBUG)" $(JVM_WORK)/pkgtest
+
+# Ours (release library) against the release server, one run.
+bench-jvm: setup-jvm build-release
+	$(CARGO) build --release -p opensandbox-jvm
+	mkdir -p $(JVM_WORK)/bench
+	cd $(JVM_DIR) && $(JVM_MVN) -DskipTests package
+	javac -cp $(JVM_DIR)/target/classes -d $(JVM_WORK)/bench bindings/jvm/bench/Bench.java
+	scripts/with-server.sh "$(SERVER_RELEASE)" java -Dopensandbox.native.library=$(CARGO_TARGET_DIR)/release/libopensandbox_jvm.so \
+		-cp $(JVM_DIR)/target/classes:$(JVM_WORK)/bench Bench
+
+BINDING_TESTS += test-jvm
+DRIVER_BUILDS += build-jvm
