@@ -4,6 +4,11 @@
 SHELL := /bin/bash
 export CARGO_TARGET_DIR ?= $(CURDIR)/target
 CARGO ?= cargo
+# A CI run builds everything once from nothing: incremental compilation data would
+# only cost time there (it is kept for local rebuilds).
+ifeq ($(CI),true)
+export CARGO_INCREMENTAL ?= 0
+endif
 VENV := $(CURDIR)/.work/venv
 SERVER_DEBUG := $(CARGO_TARGET_DIR)/debug/opensandbox-server
 SERVER_RELEASE := $(CARGO_TARGET_DIR)/release/opensandbox-server
@@ -17,9 +22,11 @@ CONFORMANCE_ISOLATION ?= $(shell bwrap --unshare-user --unshare-pid --unshare-ne
 # so `make test` and `make conformance` pick it up without edits here.
 BINDING_TESTS :=
 DRIVER_BUILDS :=
+# And its setup target (tools, packages) to SETUP_ALL, which `make prepare` runs.
+SETUP_ALL :=
 include $(sort $(wildcard mk/*.mk))
 
-.PHONY: help setup build build-release demo test lint fmt test-rust test-openapi \
+.PHONY: help setup prepare build build-release demo test lint fmt test-rust test-openapi \
         bench-server bench-core conformance build-rust clean
 
 help:
@@ -36,18 +43,42 @@ help:
 setup:
 	@scripts/setup.sh
 
+# Every crate of the workspace, every target, in one cargo invocation: features are
+# unified once, so each crate compiles once per run. Every other target that needs a
+# debug artifact (the bindings' libraries, the drivers, the test binaries) depends on
+# this one and never calls `cargo build -p` (that resolves features anew and rebuilds
+# the dependency graph).
 build: setup
 	$(CARGO) build --workspace --all-targets
 
-build-release: setup
-	$(CARGO) build --release -p opensandbox-server
+# The first part of `make test`: the one workspace build (CPU) and, at the same time,
+# everything the later parts download (network): Debian packages in one apt transaction,
+# each language's tools (SETUP_ALL), and the local OCI image the runc tests run
+# (scripts/build-image.sh, cached per machine). Both logs are printed when both are done.
+prepare:
+	@mkdir -p .work
+	@( scripts/setup.sh --all && $(MAKE) --no-print-directory $(SETUP_ALL) && scripts/build-image.sh ) \
+	    >.work/prepare.log 2>&1 & \
+	  pid=$$!; $(CARGO) build --workspace --all-targets; built=$$?; wait $$pid; fetched=$$?; \
+	  sed 's/^/prepare: /' .work/prepare.log; \
+	  [ $$fetched -eq 0 ] || echo "prepare: fetching tools and packages FAILED (log above)"; \
+	  [ $$built -eq 0 ] && [ $$fetched -eq 0 ]
 
-demo: build-release build-python
+# Release libraries and binaries of the whole workspace, for the benchmarks.
+build-release: setup
+	$(CARGO) build --release --workspace --lib --bins
+
+# The demo runs only the server and the Python package: one release invocation for the
+# two, and the package's native module linked to the release library.
+demo: setup-python
+	$(CARGO) build --release -p opensandbox-server -p opensandbox-python
+	ln -sf "$(CARGO_TARGET_DIR)/release/libopensandbox_python.so" "$(PY_NATIVE_LINK)"
 	@scripts/demo.sh "$(SERVER_RELEASE)"
 
 lint: setup
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	python3 scripts/workspace_hack.py --check
 
 fmt:
 	$(CARGO) fmt --all
@@ -69,14 +100,18 @@ build-rust: build
 conformance-%: build build-%
 	CONFORMANCE_ISOLATION=$(CONFORMANCE_ISOLATION) python3 conformance/harness.py --server "$(SERVER_DEBUG)" --lang $*
 
-test: lint test-openapi test-rust $(BINDING_TESTS) conformance
+# Each part runs as its own make, in this order, with its time printed (a slow part
+# shows in every CI log); a failed part does not stop the others.
+TEST_PARTS := prepare lint test-openapi test-rust $(BINDING_TESTS) conformance
+test:
+	@scripts/run-parts.sh $(TEST_PARTS)
 	@echo "make test: all parts passed"
 
 bench-server: build-release
 	$(CARGO) bench -p opensandbox-server --bench server
 
 bench-core: build-release
-	$(CARGO) build --release -p opensandbox-core --example bench_stream
+	$(CARGO) build --release --workspace --examples
 	scripts/with-server.sh "$(SERVER_RELEASE)" $(CARGO_TARGET_DIR)/release/examples/bench_stream
 
 clean:

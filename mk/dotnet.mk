@@ -24,8 +24,7 @@ setup-dotnet:
 
 # The native library (debug, shared target dir) plus the two managed assemblies and the
 # conformance driver; everything `make conformance-csharp` needs.
-build-dotnet: setup-dotnet
-	$(CARGO) build -p opensandbox-ffi
+build-dotnet: setup-dotnet build
 	@mkdir -p $(DOTNET_LIB) $(DOTNET_OUT)/driver $(DOTNET_OUT)/tests
 	mcs $(MCS_FLAGS) -target:library -unsafe -out:$(DOTNET_LIB)/Alibaba.OpenSandbox.dll $(DOTNET_CORE_SRC)
 	mcs $(MCS_FLAGS) -target:library -out:$(DOTNET_LIB)/Alibaba.OpenSandbox.CodeInterpreter.dll \
@@ -39,8 +38,8 @@ build-csharp: build-dotnet
 
 # NUnit tests under nunit-console against the real server (target/debug/opensandbox-server),
 # plus the generator's drift test and the packaging test.
-test-dotnet: build-dotnet build
-	$(CARGO) test -p opensandbox-dotnet-gen
+# (The generator's drift tests are Rust tests of opensandbox-dotnet-gen: `make test-rust`.)
+test-dotnet: build-dotnet
 	cp $(DOTNET_LIB)/*.dll $(DOTNET_LIB)/*.mdb $(DOTNET_NUNIT) $(DOTNET_OUT)/tests/
 	mcs $(MCS_FLAGS) -target:library -out:$(DOTNET_OUT)/tests/Alibaba.OpenSandbox.Tests.dll \
 	    -r:$(DOTNET_LIB)/Alibaba.OpenSandbox.dll -r:$(DOTNET_LIB)/Alibaba.OpenSandbox.CodeInterpreter.dll \
@@ -62,8 +61,8 @@ test-dotnet-package: pack-dotnet
 bench-dotnet: build-dotnet build-release
 	mcs $(MCS_FLAGS) -target:exe -out:$(DOTNET_OUT)/driver/Bench.exe \
 	    -r:$(DOTNET_LIB)/Alibaba.OpenSandbox.dll $(DOTNET_DIR)/bench/Bench.cs
-	$(CARGO) build --release -p opensandbox-ffi
 	LD_LIBRARY_PATH=$(CARGO_TARGET_DIR)/release scripts/with-server.sh "$(SERVER_RELEASE)" mono $(DOTNET_OUT)/driver/Bench.exe
 
 BINDING_TESTS += test-dotnet
+SETUP_ALL += setup-dotnet
 DRIVER_BUILDS += build-dotnet

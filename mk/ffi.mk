@@ -1,5 +1,6 @@
-# The C ABI (bindings/ffi): Rust tests through the extern "C" functions against the
-# real server, the header drift check, and a valgrind leak check of a C program.
+# The C ABI (bindings/ffi): a valgrind leak check of a C program. Its Rust tests (the
+# extern "C" functions against the real server, the header drift check) are part of
+# `make test-rust`, which runs every crate's tests from the one workspace build.
 FFI_STATIC := $(CARGO_TARGET_DIR)/debug/libopensandbox_ffi.a
 
 .PHONY: setup-ffi build-ffi test-ffi bench-ffi
@@ -8,13 +9,14 @@ setup-ffi:
 	@command -v gcc >/dev/null && command -v valgrind >/dev/null || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc valgrind >/dev/null; }
 
-build-ffi: setup-ffi
-	$(CARGO) build -p opensandbox-ffi
+# The library comes from the one workspace build (`make build`); its Rust tests (the C
+# API against the real server, the header drift check) run in `make test-rust`.
+build-ffi: setup-ffi build
 
-test-ffi: build build-ffi
-	OPENSANDBOX_SERVER_BIN="$(SERVER_DEBUG)" $(CARGO) test -p opensandbox-ffi
+test-ffi: build-ffi
 	bindings/ffi/tests/leakcheck.sh "$(SERVER_DEBUG)" "$(FFI_STATIC)" .work/ffi
 
 bench-ffi: bench-go
 
 BINDING_TESTS += test-ffi
+SETUP_ALL += setup-ffi

@@ -29,10 +29,10 @@ test-go: build build-go
 
 # Ours vs a net/http client written the official SDK's way, release builds, one run.
 bench-go: setup-go build-release
-	$(CARGO) build --release -p opensandbox-ffi
 	mkdir -p .work/go/bin
 	cd $(GO_DIR) && $(GO) build -tags opensandbox_release $(call GO_STAMP,$(CARGO_TARGET_DIR)/release/libopensandbox_ffi.a) -o $(CURDIR)/$(GO_BENCH) ./bench
 	scripts/with-server.sh "$(SERVER_RELEASE)" $(GO_BENCH)
 
 BINDING_TESTS += test-go
+SETUP_ALL += setup-go
 DRIVER_BUILDS += build-go

@@ -8,15 +8,22 @@ JVM_VERSION := 0.1.0
 JVM_MVN := $(MVN) -q -B -Dstyle.color=never -Dmaven.repo.local=$(CURDIR)/.work/m2 -Dnative.dir=$(JVM_WORK)/native
 JVM_LIB := $(CARGO_TARGET_DIR)/debug/libopensandbox_jvm.so
 
-.PHONY: setup-jvm build-jvm build-java test-jvm bench-jvm
+.PHONY: setup-jvm prefetch-jvm build-jvm build-java test-jvm bench-jvm
 
 setup-jvm:
 	@command -v javac >/dev/null && command -v $(MVN) >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless maven >/dev/null; }
 	@mkdir -p $(JVM_WORK)/native $(JVM_WORK)/driver
 
+# Maven's plugins and dependencies into .work/m2 while cargo builds (a lifecycle run
+# without the native library and with no test selected: go-offline misses plugin
+# components that `package` and surefire load).
+prefetch-jvm: setup-jvm
+	@mkdir -p $(JVM_WORK)/prefetch-native
+	cd $(JVM_DIR) && $(MVN) -q -B -Dstyle.color=never -Dmaven.repo.local=$(CURDIR)/.work/m2 \
+	    -Dnative.dir=$(JVM_WORK)/prefetch-native -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false verify
+
 # The library (debug build, debug info stripped for the jar), the jar, the driver.
-build-jvm: setup-jvm
-	$(CARGO) build -p opensandbox-jvm
+build-jvm: setup-jvm build
 	objcopy --strip-debug $(JVM_LIB) $(JVM_WORK)/native/libopensandbox_jvm.so
 	cd $(JVM_DIR) && $(JVM_MVN) -DskipTests package
 	cp $(JVM_DIR)/target/sandbox-$(JVM_VERSION).jar $(JVM_WORK)/sandbox.jar
@@ -26,14 +33,13 @@ build-java: build-jvm
 
 # JUnit 5 against the real server and `mvn install` (one Maven run), then the packaging
 # test: a fresh Maven project depending on the installed artifact runs the quickstart.
-test-jvm: build build-jvm
+test-jvm: build-jvm
 	rm -rf $(JVM_WORK)/lint && javac -Xlint:all -Werror --release 11 -d $(JVM_WORK)/lint $$(find $(JVM_DIR)/src/main/java -name '*.java')
 	scripts/with-server.sh "$(SERVER_DEBUG)" bash -c 'cd $(JVM_DIR) && $(JVM_MVN) install'
 	bindings/jvm/tests/packaging.sh "$(SERVER_DEBUG)" $(JVM_WORK)/pkgtest
 
 # Ours (release library) against the release server, one run.
 bench-jvm: setup-jvm build-release
-	$(CARGO) build --release -p opensandbox-jvm
 	mkdir -p $(JVM_WORK)/bench
 	cd $(JVM_DIR) && $(JVM_MVN) -DskipTests package
 	javac -cp $(JVM_DIR)/target/classes -d $(JVM_WORK)/bench bindings/jvm/bench/Bench.java
@@ -41,4 +47,5 @@ bench-jvm: setup-jvm build-release
 		-cp $(JVM_DIR)/target/classes:$(JVM_WORK)/bench Bench
 
 BINDING_TESTS += test-jvm
+SETUP_ALL += prefetch-jvm
 DRIVER_BUILDS += build-jvm

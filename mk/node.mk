@@ -12,8 +12,9 @@ NODE_SO_RELEASE := $(CARGO_TARGET_DIR)/release/libopensandbox_node.so
 NODE_OFFICIAL := @alibaba-group/opensandbox@0.1.11
 NODE_TOOLS := $(NODE_WORK)/tools
 NODE_TSC := $(NODE_TOOLS)/node_modules/.bin/tsc
+NODE_ESLINT := $(NODE_TOOLS)/node_modules/.bin/eslint
 
-.PHONY: setup-node build-node test-node test-node-types test-node-package bench-node
+.PHONY: setup-node setup-node-tools lint-node build-node test-node test-node-types lint-node test-node-package bench-node
 
 # Node >= 20 and npm; Debian's packages when missing.
 setup-node:
@@ -23,25 +24,30 @@ setup-node:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
 	fi
 
-# The debug addon (no second compile: `make build` already built it) copied as a .node,
+# The debug addon from the one workspace build (`make build`), copied as a .node,
 # without its DWARF sections when binutils is there (115 MB → ~15 MB; symbols stay).
-build-node: setup-node
-	$(CARGO) build -p opensandbox-node
+build-node: setup-node build
 	@if command -v strip >/dev/null; then strip --strip-debug -o $(NODE_ADDON).tmp $(NODE_SO_DEBUG); \
 	  else cp -f $(NODE_SO_DEBUG) $(NODE_ADDON).tmp; fi && mv -f $(NODE_ADDON).tmp $(NODE_ADDON)
 
 # Unit + integration tests (node --test) against a fresh debug server (the idle-exit
 # check among them), the declarations type check, then the packaging test.
-test-node: build build-node
+test-node: build-node
 	scripts/with-server.sh "$(SERVER_DEBUG)" node --test --test-concurrency=1 $(NODE_DIR)/tests/
-	$(MAKE) --no-print-directory test-node-types test-node-package
+	$(MAKE) --no-print-directory test-node-types lint-node test-node-package
 
 # index.d.ts + code written for the official API, under tsc --strict (TypeScript 5.9
 # from npm into .work/node/tools, once).
-test-node-types: setup-node
-	@[ -x $(NODE_TSC) ] || { mkdir -p $(NODE_TOOLS) && cd $(NODE_TOOLS) && \
+setup-node-tools: setup-node
+	@[ -x $(NODE_TSC) ] && [ -x $(NODE_ESLINT) ] || { mkdir -p $(NODE_TOOLS) && cd $(NODE_TOOLS) && \
 	    printf '{"name":"tools","private":true}\n' > package.json && \
-	    npm install --silent --no-audit --no-fund typescript@5.9 @types/node@20; }
+	    npm install --silent --no-audit --no-fund typescript@5.9 @types/node@20 eslint@10.15.0 @eslint/js@10.0.1 globals@17.14.0; }
+
+# eslint over the package's JS and the conformance driver (config: eslint.config.mjs).
+lint-node: setup-node-tools
+	$(NODE_ESLINT) --max-warnings 0 -c $(NODE_DIR)/eslint.config.mjs $(NODE_DIR) conformance/drivers/node
+
+test-node-types: setup-node-tools
 	$(NODE_TSC) -p $(NODE_DIR)/tests/types/tsconfig.json --typeRoots $(NODE_TOOLS)/node_modules/@types
 
 # npm pack → install the tarball into a fresh project → run the README quickstart.
@@ -55,7 +61,6 @@ test-node-package: build-node
 
 # Ours (release addon) vs the official package from npm, same release server, one run.
 bench-node: setup-node build-release
-	$(CARGO) build --release -p opensandbox-node
 	@mkdir -p $(NODE_WORK)/bench
 	cp -f $(NODE_SO_RELEASE) $(NODE_WORK)/bench/opensandbox.node
 	@cd $(NODE_WORK)/bench && { [ -d node_modules/@alibaba-group/opensandbox ] || \
@@ -65,4 +70,5 @@ bench-node: setup-node build-release
 	    scripts/with-server.sh "$(SERVER_RELEASE)" node $(NODE_DIR)/bench/bench.mjs
 
 BINDING_TESTS += test-node
+SETUP_ALL += setup-node-tools
 DRIVER_BUILDS += build-node

@@ -7,10 +7,32 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 WORK="$ROOT/.work"
 mkdir -p "$WORK"
 
+# `setup.sh` installs what `make demo` needs; `setup.sh --all` also what every part of
+# `make test` needs (the language toolchains' Debian packages), in one apt transaction:
+# the per-language setup targets in mk/*.mk then find everything in place.
+ALL=0
+[ "${1:-}" = "--all" ] && ALL=1
+
+has_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
 need_apt=()
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-venv)
+if [ "$ALL" = 1 ]; then
+    command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
+    command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
+    command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
+    command -v javac >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)
+    command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
+    command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
+    # The runc backend's tests: the runtime, the image build (debootstrap, umoci), the
+    # docker-archive and registry tests (skopeo, docker-registry).
+    for p in mono-mcs mono-runtime nunit-console libnunit-cil-dev nuget \
+             runc debootstrap umoci skopeo docker-registry; do
+        has_pkg "$p" || need_apt+=("$p")
+    done
+fi
 if ((${#need_apt[@]})); then
     echo "setup: installing Debian packages: ${need_apt[*]}"
     SUDO=""

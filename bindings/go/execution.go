@@ -8,8 +8,6 @@ import "C"
 
 import (
 	"context"
-	"encoding/json"
-	"strconv"
 	"strings"
 	"unsafe"
 )
@@ -77,7 +75,7 @@ func (e *Execution) Text() string {
 }
 
 // ExecutionHandlers are optional callbacks called in event order. A non-nil error
-// aborts the run (the connection is closed) and is returned.
+// aborts the run (its command is interrupted on the server) and is returned.
 type ExecutionHandlers struct {
 	OnInit     func(ExecutionInit) error
 	OnStdout   func(OutputMessage) error
@@ -89,15 +87,6 @@ type ExecutionHandlers struct {
 	// to the handlers).
 	SkipAccumulation bool
 }
-
-type runKind int
-
-const (
-	kindCommand runKind = iota
-	kindBackground
-	kindSession
-	kindCode
-)
 
 // eventStream is an open native execution/metrics stream read with blocking nexts.
 type eventStream struct {
@@ -154,122 +143,6 @@ func eventJSON(ev *C.OsbEvent, out any) error {
 	return takeJSON(unsafe.Pointer(p), out)
 }
 
-type rawResult struct {
-	Text      *string                    `json:"text"`
-	Timestamp int64                      `json:"timestamp"`
-	Raw       map[string]json.RawMessage `json:"raw"`
-}
-
-type rawComplete struct {
-	Timestamp       int64 `json:"timestamp"`
-	ExecutionTimeMs int64 `json:"execution_time_ms"`
-}
-
-type rawCount struct {
-	Count int `json:"count"`
-}
-
-// drive reads a stream to its end, folding events into exec and calling handlers.
-func drive(ctx context.Context, st *eventStream, kind runKind, h *ExecutionHandlers) (*Execution, error) {
-	defer st.close()
-	exec := &Execution{}
-	skip := h != nil && h.SkipAccumulation
-	var view C.OsbEventView
-	for {
-		ev, err := st.next(ctx)
-		if err != nil {
-			return exec, err
-		}
-		if ev == nil {
-			return exec, nil
-		}
-		C.osb_event_view(ev, &view)
-		var text string
-		if view.text != nil {
-			text = C.GoStringN((*C.char)(unsafe.Pointer(view.text)), C.int(view.text_len))
-		}
-		ts := int64(view.timestamp)
-		var herr error
-		switch view.event_type {
-		case C.OSB_EVENT_INIT:
-			exec.ID = text
-			if h != nil && h.OnInit != nil {
-				herr = h.OnInit(ExecutionInit{ID: text, Timestamp: ts})
-			}
-		case C.OSB_EVENT_STDOUT:
-			m := OutputMessage{Text: text, Timestamp: ts}
-			if !skip {
-				exec.Stdout = append(exec.Stdout, m)
-			}
-			if h != nil && h.OnStdout != nil {
-				herr = h.OnStdout(m)
-			}
-		case C.OSB_EVENT_STDERR:
-			m := OutputMessage{Text: text, Timestamp: ts}
-			if !skip {
-				exec.Stderr = append(exec.Stderr, m)
-			}
-			if h != nil && h.OnStderr != nil {
-				herr = h.OnStderr(m)
-			}
-		case C.OSB_EVENT_RESULT:
-			var r rawResult
-			herr = eventJSON(ev, &r)
-			res := ExecutionResult{Timestamp: r.Timestamp, Results: map[string]string{}}
-			for k, v := range r.Raw {
-				var s string
-				if json.Unmarshal(v, &s) == nil {
-					res.Results[k] = s
-				} else {
-					res.Results[k] = string(v)
-				}
-			}
-			if r.Text != nil {
-				if _, ok := res.Results["text/plain"]; !ok {
-					res.Results["text/plain"] = *r.Text
-				}
-			}
-			exec.Results = append(exec.Results, res)
-			if herr == nil && h != nil && h.OnResult != nil {
-				herr = h.OnResult(res)
-			}
-		case C.OSB_EVENT_EXECUTION_COUNT:
-			var c rawCount
-			if herr = eventJSON(ev, &c); herr == nil {
-				exec.ExecutionCount = &c.Count
-			}
-		case C.OSB_EVENT_ERROR:
-			var e ExecutionError
-			herr = eventJSON(ev, &e)
-			exec.Error = &e
-			if kind == kindCommand || kind == kindSession {
-				if code, err := strconv.Atoi(strings.TrimSpace(e.Value)); err == nil {
-					exec.ExitCode = &code
-				}
-			}
-			if herr == nil && h != nil && h.OnError != nil {
-				herr = h.OnError(e)
-			}
-		case C.OSB_EVENT_EXECUTION_COMPLETE:
-			var c rawComplete
-			herr = eventJSON(ev, &c)
-			done := ExecutionComplete{Timestamp: c.Timestamp, ExecutionTime: c.ExecutionTimeMs}
-			exec.Complete = &done
-			if (kind == kindCommand || kind == kindSession) && exec.Error == nil && exec.ExitCode == nil {
-				zero := 0
-				exec.ExitCode = &zero
-			}
-			if herr == nil && h != nil && h.OnComplete != nil {
-				herr = h.OnComplete(done)
-			}
-		}
-		C.osb_event_free(ev)
-		if herr != nil {
-			return exec, herr
-		}
-	}
-}
-
 func (r RunCommandRequest) args() map[string]any {
 	a := map[string]any{"command": r.Command, "background": r.Background}
 	if r.Cwd != "" {
@@ -295,21 +168,13 @@ func (s *Sandbox) RunCommand(ctx context.Context, command string, handlers *Exec
 	return s.RunCommandWithOpts(ctx, RunCommandRequest{Command: command}, handlers)
 }
 
-// RunCommandWithOpts runs a command with full options. Cancelling ctx closes the
-// connection (the command keeps running on the server unless interrupted).
+// RunCommandWithOpts runs a command with full options. Cancelling ctx (or a handler
+// error) ends the run and interrupts the command on the server.
 func (s *Sandbox) RunCommandWithOpts(ctx context.Context, req RunCommandRequest, handlers *ExecutionHandlers) (*Execution, error) {
 	if strings.TrimSpace(req.Command) == "" {
 		return nil, &InvalidArgumentError{Field: "command", Message: "command must not be blank"}
 	}
-	st, err := s.openStream(ctx, "commands.run", req.args())
-	if err != nil {
-		return nil, err
-	}
-	kind := kindCommand
-	if req.Background {
-		kind = kindBackground
-	}
-	return drive(ctx, st, kind, handlers)
+	return s.runOp(ctx, "commands.start", req.args(), handlers)
 }
 
 // CreateSession creates a bash session.
@@ -324,7 +189,7 @@ func (s *Sandbox) CreateSessionWithOpts(ctx context.Context, req CreateSessionRe
 		args["working_directory"] = req.Cwd
 	}
 	var out Session
-	if err := s.call(ctx, "commands.create_session", args, &out); err != nil {
+	if err := s.op(ctx, "commands.create_session", args, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -332,6 +197,10 @@ func (s *Sandbox) CreateSessionWithOpts(ctx context.Context, req CreateSessionRe
 
 // RunInSession runs a command in a session.
 func (s *Sandbox) RunInSession(ctx context.Context, sessionID string, req RunInSessionRequest, handlers *ExecutionHandlers) (*Execution, error) {
+	return s.runOp(ctx, "commands.start_in_session", sessionRunArgs(sessionID, req), handlers)
+}
+
+func sessionRunArgs(sessionID string, req RunInSessionRequest) map[string]any {
 	args := map[string]any{"session_id": sessionID, "command": req.Command}
 	if req.Cwd != "" {
 		args["working_directory"] = req.Cwd
@@ -339,28 +208,24 @@ func (s *Sandbox) RunInSession(ctx context.Context, sessionID string, req RunInS
 	if req.Timeout > 0 {
 		args["timeout_ms"] = req.Timeout
 	}
-	st, err := s.openStream(ctx, "commands.run_in_session", args)
-	if err != nil {
-		return nil, err
-	}
-	return drive(ctx, st, kindSession, handlers)
+	return args
 }
 
 // DeleteSession deletes a session.
 func (s *Sandbox) DeleteSession(ctx context.Context, sessionID string) error {
-	return s.call(ctx, "commands.delete_session", map[string]any{"session_id": sessionID}, nil)
+	return s.op(ctx, "commands.delete_session", map[string]any{"session_id": sessionID}, nil)
 }
 
 // InterruptCommand interrupts a running command (ExecdClient.InterruptCommand of the
 // official SDK, here on Sandbox).
 func (s *Sandbox) InterruptCommand(ctx context.Context, commandID string) error {
-	return s.call(ctx, "commands.interrupt", map[string]any{"execution_id": commandID}, nil)
+	return s.op(ctx, "commands.interrupt", map[string]any{"id": commandID}, nil)
 }
 
 // GetCommandStatus returns the status of a command (official: ExecdClient).
 func (s *Sandbox) GetCommandStatus(ctx context.Context, commandID string) (*CommandStatusResponse, error) {
 	var out CommandStatusResponse
-	if err := s.call(ctx, "commands.get_command_status", map[string]any{"execution_id": commandID}, &out); err != nil {
+	if err := s.op(ctx, "commands.get_command_status", map[string]any{"id": commandID}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -368,7 +233,7 @@ func (s *Sandbox) GetCommandStatus(ctx context.Context, commandID string) (*Comm
 
 // GetCommandLogs returns background command output from cursor (official: ExecdClient).
 func (s *Sandbox) GetCommandLogs(ctx context.Context, commandID string, cursor *int64) (*CommandLogsResponse, error) {
-	args := map[string]any{"execution_id": commandID}
+	args := map[string]any{"id": commandID}
 	if cursor != nil {
 		args["cursor"] = *cursor
 	}
@@ -376,7 +241,7 @@ func (s *Sandbox) GetCommandLogs(ctx context.Context, commandID string, cursor *
 		Content string `json:"content"`
 		Cursor  *int64 `json:"cursor"`
 	}
-	if err := s.call(ctx, "commands.get_background_command_logs", args, &raw); err != nil {
+	if err := s.op(ctx, "commands.get_background_command_logs", args, &raw); err != nil {
 		return nil, err
 	}
 	out := &CommandLogsResponse{Output: raw.Content, Cursor: -1}
@@ -388,6 +253,10 @@ func (s *Sandbox) GetCommandLogs(ctx context.Context, commandID string, cursor *
 
 // ExecuteCode runs code (in req.Context when given) and streams its output.
 func (s *Sandbox) ExecuteCode(ctx context.Context, req RunCodeRequest, handlers *ExecutionHandlers) (*Execution, error) {
+	return s.runOp(ctx, "code.start", codeRunArgs(req), handlers)
+}
+
+func codeRunArgs(req RunCodeRequest) map[string]any {
 	args := map[string]any{"code": req.Code}
 	if req.Context != nil {
 		if req.Context.ID != "" {
@@ -397,11 +266,7 @@ func (s *Sandbox) ExecuteCode(ctx context.Context, req RunCodeRequest, handlers 
 			args["language"] = req.Context.Language
 		}
 	}
-	st, err := s.openStream(ctx, "code.run", args)
-	if err != nil {
-		return nil, err
-	}
-	return drive(ctx, st, kindCode, handlers)
+	return args
 }
 
 // CreateContext creates a code execution context.
@@ -411,7 +276,7 @@ func (s *Sandbox) CreateContext(ctx context.Context, req CreateContextRequest) (
 		args["cwd"] = req.Cwd
 	}
 	var out CodeContext
-	if err := s.call(ctx, "code.create_context", args, &out); err != nil {
+	if err := s.op(ctx, "code.create_context", args, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -420,7 +285,7 @@ func (s *Sandbox) CreateContext(ctx context.Context, req CreateContextRequest) (
 // GetContext returns a code context (official: ExecdClient).
 func (s *Sandbox) GetContext(ctx context.Context, contextID string) (*CodeContext, error) {
 	var out CodeContext
-	if err := s.call(ctx, "code.get_context", map[string]any{"context_id": contextID}, &out); err != nil {
+	if err := s.op(ctx, "code.get_context", map[string]any{"context_id": contextID}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -433,7 +298,7 @@ func (s *Sandbox) ListContexts(ctx context.Context, language string) ([]CodeCont
 		args["language"] = language
 	}
 	var out []CodeContext
-	if err := s.call(ctx, "code.list_contexts", args, &out); err != nil {
+	if err := s.op(ctx, "code.list_contexts", args, &out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -441,17 +306,17 @@ func (s *Sandbox) ListContexts(ctx context.Context, language string) ([]CodeCont
 
 // DeleteContext deletes a code context.
 func (s *Sandbox) DeleteContext(ctx context.Context, contextID string) error {
-	return s.call(ctx, "code.delete_context", map[string]any{"context_id": contextID}, nil)
+	return s.op(ctx, "code.delete_context", map[string]any{"context_id": contextID}, nil)
 }
 
 // DeleteContextsByLanguage deletes every context of a language (official: ExecdClient).
 func (s *Sandbox) DeleteContextsByLanguage(ctx context.Context, language string) error {
-	return s.call(ctx, "code.delete_contexts", map[string]any{"language": language}, nil)
+	return s.op(ctx, "code.delete_contexts", map[string]any{"language": language}, nil)
 }
 
 // InterruptCode interrupts a running code execution (official: ExecdClient).
 func (s *Sandbox) InterruptCode(ctx context.Context, executionID string) error {
-	return s.call(ctx, "code.interrupt", map[string]any{"execution_id": executionID}, nil)
+	return s.op(ctx, "code.interrupt", map[string]any{"id": executionID}, nil)
 }
 
 // WatchMetrics calls handler with a metrics sample about every second until ctx is

@@ -41,7 +41,7 @@ type DownloadFileOptions struct {
 // GetFileInfo returns the metadata of path, keyed by path.
 func (s *Sandbox) GetFileInfo(ctx context.Context, path string) (map[string]FileInfo, error) {
 	out := map[string]FileInfo{}
-	if err := s.call(ctx, "files.get_file_info", map[string]any{"paths": []string{path}}, &out); err != nil {
+	if err := s.op(ctx, "files.get_file_info", map[string]any{"paths": []string{path}}, &out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -49,12 +49,12 @@ func (s *Sandbox) GetFileInfo(ctx context.Context, path string) (map[string]File
 
 // DeleteFiles deletes files.
 func (s *Sandbox) DeleteFiles(ctx context.Context, paths []string) error {
-	return s.call(ctx, "files.delete_files", map[string]any{"paths": paths}, nil)
+	return s.op(ctx, "files.delete_files", map[string]any{"paths": paths}, nil)
 }
 
 // MoveFiles renames or moves files.
 func (s *Sandbox) MoveFiles(ctx context.Context, req MoveRequest) error {
-	return s.call(ctx, "files.move_files", map[string]any{"entries": req}, nil)
+	return s.op(ctx, "files.move_files", map[string]any{"entries": req}, nil)
 }
 
 // SearchFiles finds files under dir matching a glob pattern ("" = all).
@@ -64,7 +64,7 @@ func (s *Sandbox) SearchFiles(ctx context.Context, dir, pattern string) ([]FileI
 		args["pattern"] = pattern
 	}
 	var out []FileInfo
-	if err := s.call(ctx, "files.search", args, &out); err != nil {
+	if err := s.op(ctx, "files.search", args, &out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -73,7 +73,7 @@ func (s *Sandbox) SearchFiles(ctx context.Context, dir, pattern string) ([]FileI
 // ListDirectory lists the immediate children of path.
 func (s *Sandbox) ListDirectory(ctx context.Context, path string) ([]FileInfo, error) {
 	var out []FileInfo
-	if err := s.call(ctx, "files.list_directory", map[string]any{"path": path}, &out); err != nil {
+	if err := s.op(ctx, "files.list_directory", map[string]any{"path": path}, &out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -85,7 +85,7 @@ func (s *Sandbox) ListDirectoryWithDepth(ctx context.Context, path string, depth
 		return nil, &InvalidArgumentError{Field: "depth", Message: "depth must not be negative"}
 	}
 	var out []FileInfo
-	if err := s.call(ctx, "files.list_directory", map[string]any{"path": path, "depth": depth}, &out); err != nil {
+	if err := s.op(ctx, "files.list_directory", map[string]any{"path": path, "depth": depth}, &out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -104,7 +104,7 @@ func (s *Sandbox) SetPermissions(ctx context.Context, req PermissionsRequest) er
 		}
 		entries = append(entries, e)
 	}
-	return s.call(ctx, "files.set_permissions", map[string]any{"entries": entries}, nil)
+	return s.op(ctx, "files.set_permissions", map[string]any{"entries": entries}, nil)
 }
 
 // CreateDirectory creates a directory (and its parents) with mode (octal digits as
@@ -114,12 +114,12 @@ func (s *Sandbox) CreateDirectory(ctx context.Context, path string, mode int) er
 	if mode != 0 {
 		e["mode"] = mode
 	}
-	return s.call(ctx, "files.create_directories", map[string]any{"entries": []any{e}}, nil)
+	return s.op(ctx, "files.create_directories", map[string]any{"entries": []any{e}}, nil)
 }
 
 // DeleteDirectory deletes a directory recursively.
 func (s *Sandbox) DeleteDirectory(ctx context.Context, path string) error {
-	return s.call(ctx, "files.delete_directories", map[string]any{"paths": []string{path}}, nil)
+	return s.op(ctx, "files.delete_directories", map[string]any{"paths": []string{path}}, nil)
 }
 
 func replaceEntries(req ReplaceRequest) map[string]any {
@@ -132,7 +132,7 @@ func replaceEntries(req ReplaceRequest) map[string]any {
 
 // ReplaceInFiles replaces text in files.
 func (s *Sandbox) ReplaceInFiles(ctx context.Context, req ReplaceRequest) error {
-	return s.call(ctx, "files.replace_contents", replaceEntries(req), nil)
+	return s.op(ctx, "files.replace_contents", replaceEntries(req), nil)
 }
 
 // ReplaceInFilesDetailed replaces text and reports the count per file.
@@ -141,7 +141,7 @@ func (s *Sandbox) ReplaceInFilesDetailed(ctx context.Context, req ReplaceRequest
 		Path          string `json:"path"`
 		ReplacedCount int    `json:"replaced_count"`
 	}
-	if err := s.call(ctx, "files.replace_contents_detailed", replaceEntries(req), &raw); err != nil {
+	if err := s.op(ctx, "files.replace_contents_detailed", replaceEntries(req), &raw); err != nil {
 		return nil, err
 	}
 	out := ReplaceResponse{}
@@ -175,31 +175,34 @@ func (s *Sandbox) UploadFile(ctx context.Context, file io.Reader, opts UploadFil
 	if opts.Metadata.Group != "" {
 		args["group"] = opts.Metadata.Group
 	}
-	cargs, err := marshalArgs(args)
-	if err != nil {
+	var opened struct {
+		Handle uint64 `json:"handle"`
+	}
+	if err := s.op(ctx, "upload.open", args, &opened); err != nil {
 		return err
 	}
-	defer C.free(unsafe.Pointer(cargs))
-	var up *C.OsbUpload
-	err = s.with(func(h *C.OsbSandbox) error {
-		var e *C.OsbError
-		up = C.osb_sandbox_upload(h, cargs, &e)
-		if up == nil {
-			return takeError(ctx, e)
+	finished := false
+	defer func() {
+		if !finished {
+			opRelease(opened.Handle) // aborts the request
 		}
-		return nil
-	})
+	}()
+	sess, err := session()
 	if err != nil {
 		return err
 	}
-	defer C.osb_upload_free(up)
 	tok, release := withCancel(ctx)
 	buf := make([]byte, uploadChunk)
-	for {
+	ended := false
+	for !ended {
 		n, rerr := io.ReadFull(file, buf)
 		if n > 0 {
 			var e *C.OsbError
-			if C.osb_upload_write_blocking(up, (*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(n), tok, &e) != 0 {
+			switch C.osb_session_upload_write_blocking(sess, C.uint64_t(opened.Handle), (*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(n), tok, &e) {
+			case 0:
+			case 1:
+				ended = true // the request already ended: upload.finish reports why
+			default:
 				release()
 				return takeError(ctx, e)
 			}
@@ -213,10 +216,8 @@ func (s *Sandbox) UploadFile(ctx context.Context, file io.Reader, opts UploadFil
 		}
 	}
 	release()
-	_, err = asyncCall(ctx, func(tok *C.OsbCancel, cb C.OsbCallback, ud C.uintptr_t) {
-		C.osb_upload_finish(up, tok, cb, ud)
-	})
-	return err
+	finished = true
+	return opCall(ctx, "upload.finish", map[string]any{"handle": opened.Handle}, nil)
 }
 
 // UploadFiles uploads several files (one request per file).
@@ -248,24 +249,14 @@ func (s *Sandbox) DownloadFile(ctx context.Context, remotePath, rangeHeader stri
 			args["limit"] = opts[0].Limit
 		}
 	}
-	cargs, err := marshalArgs(args)
-	if err != nil {
-		return nil, err
+	var opened struct {
+		Handle uint64 `json:"handle"`
 	}
-	defer C.free(unsafe.Pointer(cargs))
-	var p unsafe.Pointer
-	err = s.with(func(h *C.OsbSandbox) error {
-		var e error
-		p, e = asyncCall(ctx, func(tok *C.OsbCancel, cb C.OsbCallback, ud C.uintptr_t) {
-			C.osb_sandbox_download(h, cargs, tok, cb, ud)
-		})
-		return e
-	})
-	if err != nil {
+	if err := s.op(ctx, "download.open", args, &opened); err != nil {
 		return nil, err
 	}
 	tok, release := withCancel(ctx)
-	r := &downloadReader{ctx: ctx, h: (*C.OsbDownload)(p), tok: tok, release: release}
+	r := &downloadReader{ctx: ctx, h: opened.Handle, tok: tok, release: release}
 	runtime.SetFinalizer(r, func(r *downloadReader) { _ = r.Close() })
 	return r, nil
 }
@@ -273,7 +264,7 @@ func (s *Sandbox) DownloadFile(ctx context.Context, remotePath, rangeHeader stri
 type downloadReader struct {
 	ctx     context.Context
 	mu      sync.Mutex
-	h       *C.OsbDownload
+	h       uint64 // the session's download handle, 0 once closed
 	tok     *C.OsbCancel
 	release func()
 	eof     bool
@@ -284,7 +275,7 @@ var errReaderClosed = errors.New("opensandbox: read from a closed download")
 func (r *downloadReader) Read(p []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.h == nil {
+	if r.h == 0 {
 		return 0, errReaderClosed
 	}
 	if r.eof {
@@ -293,8 +284,12 @@ func (r *downloadReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	sess, err := session()
+	if err != nil {
+		return 0, err
+	}
 	var e *C.OsbError
-	n := C.osb_download_read(r.h, (*C.uint8_t)(unsafe.Pointer(&p[0])), C.size_t(len(p)), r.tok, &e)
+	n := C.osb_session_download_read(sess, C.uint64_t(r.h), (*C.uint8_t)(unsafe.Pointer(&p[0])), C.size_t(len(p)), r.tok, &e)
 	switch {
 	case n < 0:
 		return 0, takeError(r.ctx, e)
@@ -308,9 +303,9 @@ func (r *downloadReader) Read(p []byte) (int, error) {
 func (r *downloadReader) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.h != nil {
-		C.osb_download_free(r.h)
-		r.h = nil
+	if r.h != 0 {
+		opRelease(r.h)
+		r.h = 0
 		r.release()
 	}
 	return nil

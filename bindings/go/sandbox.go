@@ -72,6 +72,10 @@ type Sandbox struct {
 
 	mu     sync.RWMutex
 	handle *C.OsbSandbox
+
+	// The op-layer session's handle of this sandbox (session.go), 0 until first use.
+	opMu sync.Mutex
+	opH  uint64
 }
 
 func newSandbox(p unsafe.Pointer, config ConnectionConfig) *Sandbox {
@@ -87,6 +91,7 @@ func (s *Sandbox) ID() string { return s.id }
 // Close releases local resources (connections). It does NOT terminate the sandbox.
 // Calls after Close fail.
 func (s *Sandbox) Close() error {
+	s.releaseOpHandle()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.handle != nil {

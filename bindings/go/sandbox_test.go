@@ -335,3 +335,21 @@ func TestCodeInterpreterContexts(t *testing.T) {
 		t.Fatalf("error: %+v %v", ex, err)
 	}
 }
+
+// Cancelling a foreground run interrupts the command on the server (the one rule of
+// every language, bindings/common): what it would have done later never happens.
+func TestCancelInterruptsTheCommand(t *testing.T) {
+	sb := testSandbox(t)
+	ctx := context.Background()
+	tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	_, err := sb.RunCommand(tctx, "sleep 1.5; echo late > /tmp/after-cancel", nil)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want DeadlineExceeded, got %v", err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	ex, err := sb.RunCommand(ctx, "test -e /tmp/after-cancel && echo present || echo absent", nil)
+	if err != nil || ex.Text() != "absent" {
+		t.Fatalf("the cancelled command kept running: %+v %v", ex, err)
+	}
+}

@@ -116,6 +116,7 @@ export declare class ConnectionConfig {
 export interface ImageAuth extends Record<string, unknown> {
   username?: string;
   password?: string;
+  /** Not supported (the core has no token field): passing one throws InvalidArgumentException. */
   token?: string;
 }
 export interface ImageSpec {

@@ -115,7 +115,7 @@ async fn health_auth_request_ids_and_error_shapes() {
         .expect("no content type");
     assert_eq!(resp.status().as_u16(), 400);
 
-    // CORS preflight is answered.
+    // No CORS without --cors-origin (tests/hardening.rs covers the flag).
     let resp = c
         .request(reqwest::Method::OPTIONS, server.url("/v1/sandboxes"))
         .header("Origin", "http://example.test")
@@ -123,8 +123,7 @@ async fn health_auth_request_ids_and_error_shapes() {
         .send()
         .await
         .expect("preflight");
-    assert!(resp.status().is_success());
-    assert!(resp.headers().contains_key("access-control-allow-origin"));
+    assert!(!resp.headers().contains_key("access-control-allow-origin"));
 }
 
 #[tokio::test]
@@ -180,7 +179,8 @@ async fn create_validation() {
             with(
                 json!({"volumes": [{"name": "v", "mountPath": "/data", "host": {"path": "/does/not/exist"}}]}),
             ),
-            "VOLUME::HOST_PATH_NOT_FOUND",
+            // No --allowed-host-path: every host volume is refused.
+            "VOLUME::HOST_PATH_NOT_ALLOWED",
         ),
         (
             with(json!({"extensions": {"poolRef": "p"}})),
@@ -1140,6 +1140,11 @@ fn bad_configuration_exits_non_zero_with_a_clear_message() {
         "--max-sandbox-timeout",
         "--log-level",
         "OPENSANDBOX_API_KEY",
+        "--no-auth",
+        "--cors-origin",
+        "--allowed-host-path",
+        "--header-read-timeout",
+        "--max-connections",
     ] {
         assert!(help.contains(flag), "--help lacks {flag}:\n{help}");
     }

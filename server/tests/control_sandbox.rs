@@ -282,10 +282,10 @@ async fn host_volumes_are_mounted_and_read_only_is_honoured() {
         eprintln!("SKIPPED: bubblewrap cannot create namespaces on this machine; volumes need it");
         return;
     }
-    let server = Server::start(&[]);
     let shared = tempfile::tempdir().expect("tmp");
     std::fs::write(shared.path().join("in.txt"), b"from host").expect("write");
     let path = shared.path().to_string_lossy().into_owned();
+    let server = Server::start(&["--allowed-host-path", &path]);
     let id = server
         .create_idle(json!({"volumes": [
             {"name": "rw", "mountPath": "/data", "host": {"path": path}},

@@ -23,8 +23,8 @@ namespace OpenSandbox
 
         private Sandbox(SandboxHandle handle, ConnectionConfig config)
         {
-            _core = new SandboxCore(handle);
             Id = Bridge.SandboxId(handle);
+            _core = new SandboxCore(handle, Id, config);
             ConnectionConfig = config;
             Commands = new CommandsService(_core);
             Files = new FilesService(_core);
@@ -41,6 +41,8 @@ namespace OpenSandbox
         public IExecdMetrics Metrics { get; private set; }
 
         internal SandboxHandle NativeHandle { get { return _core.Handle; } }
+
+        internal SandboxCore Core { get { return _core; } }
 
         // ------------------------------------------------------------------ factories
 
@@ -316,6 +318,7 @@ namespace OpenSandbox
 
         public void Dispose()
         {
+            _core.ReleaseOpHandle();
             _core.Handle.Dispose();
         }
     }

@@ -98,17 +98,21 @@ namespace OpenSandbox.Tests.Server
     public class SandboxTests
     {
         private Sandbox _sb;
+        private readonly List<string> _unknownKeys = new List<string>();
 
         [TestFixtureSetUp]
         public void CreateSandbox()
         {
             ServerFixture.Require();
+            // Every op the tests below send through the op layer is checked against its manifest.
+            Bridge.OpTrace = (op, json) => { lock (_unknownKeys) _unknownKeys.AddRange(Manifest.Check(op, json)); };
             _sb = Sandbox.CreateAsync(new SandboxCreateOptions { Image = "python:3.12", Metadata = new Dictionary<string, string> { { "suite", "dotnet" } } }).GetAwaiter().GetResult();
         }
 
         [TestFixtureTearDown]
         public void KillSandbox()
         {
+            Bridge.OpTrace = null;
             if (_sb == null) return;
             _sb.KillAsync().GetAwaiter().GetResult();
             _sb.Dispose();
@@ -296,6 +300,29 @@ namespace OpenSandbox.Tests.Server
             Assert.AreEqual("42", e.Results.Single().Text);
             Assert.IsNull(e.ExitCode);
             await ci.Codes.DeleteContextAsync(ctx.Id);
+        }
+
+        [Test]
+        public async Task SkipAccumulationKeepsCodeResults()
+        {
+            // The core's rule, the same in every language: skip_accumulation drops the kept
+            // stdout/stderr, never the results (C# used to drop them).
+            var ci = await CodeInterpreter.CodeInterpreter.CreateAsync(_sb);
+            var lines = new List<string>();
+            var e = await ci.Codes.RunAsync("print('a')\n1 + 1", new RunCodeOptions
+            {
+                Handlers = new ExecutionHandlers { SkipAccumulation = true, OnStdout = m => { lines.Add(m.Text.TrimEnd()); return Task.CompletedTask; } },
+            });
+            Assert.AreEqual("2", e.Results.Single().Text);
+            Assert.AreEqual(0, e.Logs.Stdout.Count);
+            CollectionAssert.AreEqual(new[] { "a" }, lines);
+        }
+
+        [Test]
+        public void ZzEveryOpSentIsInTheManifest()
+        {
+            // Runs last (alphabetical order in NUnit 2.6): the ops of the tests above.
+            lock (_unknownKeys) CollectionAssert.IsEmpty(_unknownKeys);
         }
 
         [Test]

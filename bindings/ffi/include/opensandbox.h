@@ -62,8 +62,18 @@ typedef struct OsbEvent OsbEvent;
 // A lifecycle client (opaque). Freed with `osb_manager_free`.
 typedef struct OsbManager OsbManager;
 
+// An explicit tokio runtime (opaque): every operation of the sessions made on it runs
+// on its worker threads, and nothing else in the library starts threads for them.
+// Created with `osb_runtime_new`, freed with `osb_runtime_free`.
+typedef struct OsbRuntime OsbRuntime;
+
 // A connected sandbox (opaque). Freed with `osb_sandbox_free` (which does not kill it).
 typedef struct OsbSandbox OsbSandbox;
+
+// An op-layer session (opaque): one registry of the handles (configs, managers,
+// sandboxes, runs, uploads, downloads) that op arguments and results refer to by
+// integer. Created with `osb_session_new`, freed with `osb_session_free`.
+typedef struct OsbSession OsbSession;
 
 // An open execution or metrics stream (opaque). Freed with `osb_stream_free`.
 typedef struct OsbStream OsbStream;
@@ -327,6 +337,157 @@ char *osb_manager_call_blocking(const struct OsbManager *m,
 // # Safety
 // `s` is NULL or an `OsbSandbox` this library handed out, not used afterwards.
 void osb_sandbox_free(struct OsbSandbox *s);
+
+// A new multi-thread tokio runtime. `options_json` may be NULL (= `{}`); keys:
+// `worker_threads` (default: one per CPU), `thread_name` (default
+// `opensandbox-ffi-worker`). Unknown keys are an `invalid_argument`
+// error. Returns an owned handle (free with `osb_runtime_free`), or NULL with
+// `*error_out` set. Not usable in a `fork()`ed child.
+//
+// # Safety
+// `options_json` is NULL or NUL-terminated (borrowed); `error_out` is NULL or writable.
+struct OsbRuntime *osb_runtime_new(const char *options_json, struct OsbError **error_out);
+
+// The process-wide default runtime (the one `osb_sandbox_call` and the other
+// handle-based functions run on, rebuilt in a `fork()`ed child), as an owned
+// reference: `osb_runtime_free` on it frees the reference and never stops the runtime.
+// NULL with `*error_out` set only if the runtime cannot be started.
+//
+// # Safety
+// `error_out` is NULL or writable.
+struct OsbRuntime *osb_runtime_default(struct OsbError **error_out);
+
+// Frees the caller's reference to the runtime. Sessions made on it and operations in
+// flight keep it running; when this was the last reference, the runtime is shut down
+// here and its worker threads end (waiting up to 2 s for running tasks). NULL is a
+// no-op. Must not be called from a runtime thread (a library callback).
+//
+// # Safety
+// `rt` is NULL or an `OsbRuntime` from `osb_runtime_new`, not used afterwards.
+void osb_runtime_free(struct OsbRuntime *rt);
+
+// A new op-layer session on `rt`. Its base connection configuration is the core's
+// default (`OPEN_SANDBOX_DOMAIN`, `OPEN_SANDBOX_API_KEY`, ...); ops take a
+// `connection` (overrides or a `config.new` handle) to use another. The session keeps
+// its own reference to the runtime. Returns an owned handle (free with
+// `osb_session_free`), or NULL with `*error_out` set.
+//
+// # Safety
+// `rt` is a live `OsbRuntime`; `error_out` is NULL or writable.
+struct OsbSession *osb_session_new(const struct OsbRuntime *rt, struct OsbError **error_out);
+
+// Runs op `op` with `args_json` (a JSON object; NULL = `{}`) on the session's runtime
+// (ops, keys and results: bindings/common/README.md, and `osb_ops_manifest`). The
+// callback's result is an owned JSON `char *` (free with `osb_string_free`; `null`
+// for ops without a value); its error carries the op layer's payload. An unknown op or
+// argument key is an `invalid_argument` error.
+//
+// # Safety
+// `s` is a live `OsbSession`; `op`/`args_json` are NULL or NUL-terminated (borrowed
+// for the call); `cancel` is NULL or a live `OsbCancel`.
+void osb_session_call(const struct OsbSession *s,
+                      const char *op,
+                      const char *args_json,
+                      const struct OsbCancel *cancel,
+                      OsbCallback callback,
+                      uintptr_t user_data);
+
+// Blocking `osb_session_call`: runs the op on the calling thread and returns its owned
+// JSON result (free with `osb_string_free`), or NULL with `*error_out` set. Not
+// callable from a library callback. For hosts whose threads may block (Go).
+//
+// # Safety
+// As `osb_session_call`; `error_out` is NULL or writable.
+char *osb_session_call_blocking(const struct OsbSession *s,
+                                const char *op,
+                                const char *args_json,
+                                const struct OsbCancel *cancel,
+                                struct OsbError **error_out);
+
+// Releases handle `handle` of the session (any kind; same as the `release` op, but
+// synchronous and callable from any thread, finalizers included): an unfinished run
+// is cancelled (which interrupts its command on the server), an open upload aborted.
+// Returns whether the handle was live. False when `s` is NULL.
+//
+// # Safety
+// `s` is NULL or a live `OsbSession`.
+bool osb_session_release(const struct OsbSession *s, uint64_t handle);
+
+// Number of live handles in the session (tests use it to prove nothing leaks).
+//
+// # Safety
+// `s` is NULL or a live `OsbSession`.
+uint64_t osb_session_handle_count(const struct OsbSession *s);
+
+// Frees the session: every handle it still holds is released (runs are cancelled,
+// uploads aborted). Operations in flight keep what they use and still complete.
+// NULL is a no-op.
+//
+// # Safety
+// `s` is NULL or an `OsbSession` from `osb_session_new`, not used afterwards.
+void osb_session_free(struct OsbSession *s);
+
+// Sends `len` bytes from `data` (copied before returning) to the upload `handle` (from
+// the `upload.open` op), blocking while its queue is full. Returns 0 when queued, 1
+// when the upload request already ended (the `upload.finish` op reports why), -1 on
+// error (`*error_out` set). Not callable from a library callback.
+//
+// # Safety
+// `s` is a live `OsbSession`; `data` points to `len` readable bytes (NULL when `len`
+// is 0); `cancel` is NULL or a live `OsbCancel`; `error_out` is NULL or writable.
+int32_t osb_session_upload_write_blocking(const struct OsbSession *s,
+                                          uint64_t handle,
+                                          const uint8_t *data,
+                                          size_t len,
+                                          const struct OsbCancel *cancel,
+                                          struct OsbError **error_out);
+
+// Async `osb_session_upload_write_blocking`: the callback's result is NULL once the
+// chunk is queued, or an owned JSON `"ended"` string when the upload request already
+// ended (the `upload.finish` op reports why). One write at a time per upload.
+//
+// # Safety
+// As `osb_session_upload_write_blocking`, without `error_out`.
+void osb_session_upload_write(const struct OsbSession *s,
+                              uint64_t handle,
+                              const uint8_t *data,
+                              size_t len,
+                              const struct OsbCancel *cancel,
+                              OsbCallback callback,
+                              uintptr_t user_data);
+
+// Copies up to `cap` bytes of the download `handle` (from the `download.open` op)
+// into `buf`, blocking until some arrived. Returns the count, 0 at the end, -1 on error
+// (`*error_out` set). Not callable from a library callback.
+//
+// # Safety
+// `s` is a live `OsbSession`; `buf` points to `cap` writable bytes (may be NULL when
+// `cap` is 0); `cancel` is NULL or a live `OsbCancel`; `error_out` is NULL or writable.
+int64_t osb_session_download_read(const struct OsbSession *s,
+                                  uint64_t handle,
+                                  uint8_t *buf,
+                                  size_t cap,
+                                  const struct OsbCancel *cancel,
+                                  struct OsbError **error_out);
+
+// Async download read: the callback's result is an owned `OsbChunk *` of at most
+// `max` bytes (free with `osb_chunk_free`; read it with `osb_chunk_data`), or NULL at
+// the end. One read at a time per download.
+//
+// # Safety
+// `s` is a live `OsbSession`; `cancel` is NULL or a live `OsbCancel`.
+void osb_session_download_next(const struct OsbSession *s,
+                               uint64_t handle,
+                               size_t max,
+                               const struct OsbCancel *cancel,
+                               OsbCallback callback,
+                               uintptr_t user_data);
+
+// The op layer's manifest as JSON: `{"version": 1, "ops": [{"name", "args": [{"name",
+// "type", "required"}], "result"}]}` — every op `osb_session_call` accepts and every
+// argument key of each. Owned: free with `osb_string_free`. NULL only on an internal
+// error.
+char *osb_ops_manifest(void);
 
 // Opens an execution stream (`commands.run`, `commands.run_in_session`, `code.run`)
 // or a metrics stream (`metrics.watch`) with `args_json` (API.md §6.4). The callback's

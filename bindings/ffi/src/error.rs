@@ -34,6 +34,21 @@ impl OsbError {
         }
     }
 
+    /// An error payload of the op layer (bindings/common) as an owned handle.
+    pub(crate) fn from_op(e: &opensandbox_bindings::OpError) -> *mut OsbError {
+        let kind = kind_cstr(&e.kind).to_str().unwrap_or("internal");
+        Box::into_raw(Box::new(OsbError {
+            kind,
+            status: e.status.unwrap_or(0),
+            code: e.code.as_deref().map(c_string),
+            message: c_string(&e.message),
+            request_id: e.request_id.as_deref().map(c_string),
+            operation: c_string(e.operation.as_deref().unwrap_or("")),
+            body: None,
+            detail: e.to_string(),
+        }))
+    }
+
     pub(crate) fn into_raw(e: Error) -> *mut OsbError {
         Box::into_raw(Box::new(OsbError::from_core(&e)))
     }

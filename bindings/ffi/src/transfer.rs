@@ -49,6 +49,12 @@ pub struct OsbChunk {
     data: Bytes,
 }
 
+impl OsbChunk {
+    pub(crate) fn new(data: Bytes) -> OsbChunk {
+        OsbChunk { data }
+    }
+}
+
 /// Starts `GET /files/download` (`{path, range, offset, limit}`). The callback's
 /// result is an owned `OsbDownload *` (free with `osb_download_free`), delivered once
 /// the response headers arrived (a missing file fails here).

@@ -93,6 +93,28 @@ impl Completion {
         // the documented ownership rules.
         unsafe { cb(self.user_data, result, error) };
     }
+
+    /// [`complete`](Self::complete) with an error payload of the op layer.
+    pub(crate) fn complete_op(
+        self,
+        outcome: std::result::Result<Payload, opensandbox_bindings::OpError>,
+    ) {
+        let Some(cb) = self.callback else {
+            if let Ok(Payload::Ptr(p, free)) = outcome {
+                // SAFETY: `free` is the destructor paired with `p` by `Payload::handle`.
+                unsafe { free(p) };
+            }
+            return;
+        };
+        let (result, error): (*mut c_void, *mut OsbError) = match outcome {
+            Ok(Payload::Null) => (std::ptr::null_mut(), std::ptr::null_mut()),
+            Ok(Payload::Json(s)) => (into_c_string(s).cast::<c_void>(), std::ptr::null_mut()),
+            Ok(Payload::Ptr(p, _)) => (p, std::ptr::null_mut()),
+            Err(e) => (std::ptr::null_mut(), OsbError::from_op(&e)),
+        };
+        // SAFETY: as in `complete`.
+        unsafe { cb(self.user_data, result, error) };
+    }
 }
 
 // SAFETY: a plain function pointer and an integer.

@@ -809,3 +809,313 @@ fn real_server_files_upload_download() {
     .expect("replace");
     assert_eq!(r[0]["replaced_count"], 1);
 }
+
+// ---------------------------------------------------------------------------------
+// The op-layer session (API.md §7)
+
+fn session_call(s: *const OsbSession, op: &str, args: Value) -> Result<Value, Err> {
+    let op = c(op);
+    let args = c(&args.to_string());
+    call_async(|cb, ud| unsafe {
+        osb_session_call(s, op.as_ptr(), args.as_ptr(), ptr::null(), cb, ud)
+    })
+    .map(|p| take_json(p.cast()))
+}
+
+fn session_call_blocking(s: *const OsbSession, op: &str, args: Value) -> Result<Value, Err> {
+    let op = c(op);
+    let args = c(&args.to_string());
+    let mut err = ptr::null_mut();
+    // SAFETY: valid arguments; the result is owned by us.
+    let r =
+        unsafe { osb_session_call_blocking(s, op.as_ptr(), args.as_ptr(), ptr::null(), &mut err) };
+    if r.is_null() {
+        Err(Err::take(err))
+    } else {
+        Ok(take_json(r))
+    }
+}
+
+#[test]
+fn ops_manifest_lists_every_op_and_key() {
+    let m = take_json(osb_ops_manifest());
+    assert_eq!(m["version"], 1);
+    let ops = m["ops"].as_array().expect("ops");
+    let run = ops
+        .iter()
+        .find(|o| o["name"] == "commands.start")
+        .expect("commands.start");
+    let keys: Vec<&str> = run["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .filter_map(|a| a["name"].as_str())
+        .collect();
+    for k in [
+        "sandbox",
+        "command",
+        "argv",
+        "envs",
+        "handlers",
+        "skip_accumulation",
+    ] {
+        assert!(keys.contains(&k), "{k} missing from {keys:?}");
+    }
+    assert!(ops.iter().any(|o| o["name"] == "execution.next_batch"));
+}
+
+#[test]
+fn explicit_runtime_and_session_offline() {
+    let mut err = ptr::null_mut();
+    // SAFETY: valid arguments; every handle is freed below.
+    unsafe {
+        let bad = osb_runtime_new(c(r#"{"worker_thread":2}"#).as_ptr(), &mut err);
+        assert!(bad.is_null());
+        let e = Err::take(err);
+        assert_eq!(e.kind, "invalid_argument");
+        assert!(e.message.contains("worker_thread"), "{}", e.message);
+
+        let rt = osb_runtime_new(c(r#"{"worker_threads":1}"#).as_ptr(), &mut err);
+        assert!(!rt.is_null() && err.is_null());
+        let s = osb_session_new(rt, &mut err);
+        assert!(!s.is_null());
+        // The session keeps the runtime: freeing the caller's reference first is fine.
+        osb_runtime_free(rt);
+
+        // Unknown ops and keys are rejected, naming them, through both call forms.
+        let e = session_call(s, "commands.explode", json!({})).expect_err("unknown op");
+        assert_eq!(e.kind, "invalid_argument");
+        assert!(e.message.contains("commands.explode"), "{}", e.message);
+        let e = session_call_blocking(s, "config.new", json!({"domian": "x"}))
+            .expect_err("unknown key");
+        assert_eq!(e.kind, "invalid_argument");
+        assert!(e.message.contains("domian"), "{}", e.message);
+        assert_eq!(e.json["operation"], "config.new");
+        let e = session_call_blocking(s, "config.new", Value::String("{".into()))
+            .expect_err("not an object");
+        assert_eq!(e.kind, "invalid_argument");
+
+        // Handles are registry integers, released once.
+        let h = session_call_blocking(s, "config.new", json!({"domain": "example.test:1"}))
+            .expect("config.new")["handle"]
+            .as_u64()
+            .expect("handle");
+        assert_eq!(osb_session_handle_count(s), 1);
+        let info = session_call(s, "config.info", json!({"connection": h})).expect("info");
+        assert_eq!(info["domain"], "example.test:1");
+        assert!(osb_session_release(s, h));
+        assert!(!osb_session_release(s, h));
+        assert_eq!(osb_session_handle_count(s), 0);
+
+        // Nothing listens on port 9: the core's connection error, in the one payload.
+        let e = session_call(
+            s,
+            "manager.get_sandbox_info",
+            json!({"sandbox_id": "x", "connection": {"domain": "127.0.0.1:9"}}),
+        )
+        .expect_err("connection refused");
+        assert_eq!(e.kind, "connection");
+
+        // A cancelled token ends the call with `cancelled`.
+        let tok = osb_cancel_new();
+        osb_cancel_cancel(tok);
+        let op = c("manager.get_sandbox_info");
+        let args = c(r#"{"sandbox_id":"x","connection":{"domain":"127.0.0.1:9"}}"#);
+        let e = call_async(|cb, ud| osb_session_call(s, op.as_ptr(), args.as_ptr(), tok, cb, ud))
+            .expect_err("cancelled");
+        assert_eq!(e.kind, "cancelled");
+        osb_cancel_free(tok);
+
+        // NULLs.
+        assert!(osb_session_new(ptr::null(), ptr::null_mut()).is_null());
+        assert!(!osb_session_release(ptr::null(), 1));
+        osb_session_free(s);
+        osb_session_free(ptr::null_mut());
+        osb_runtime_free(ptr::null_mut());
+
+        // The default runtime is shared and never stopped by free.
+        let d = osb_runtime_default(&mut err);
+        assert!(!d.is_null());
+        osb_runtime_free(d);
+        let d = osb_runtime_default(&mut err);
+        let s = osb_session_new(d, &mut err);
+        assert!(session_call(s, "config.new", json!({})).is_ok());
+        osb_session_free(s);
+        osb_runtime_free(d);
+    }
+}
+
+#[test]
+fn explicit_runtime_threads_end_on_free() {
+    fn workers() -> usize {
+        std::fs::read_dir("/proc/self/task")
+            .map(|d| {
+                d.flatten()
+                    .filter(|t| {
+                        std::fs::read_to_string(t.path().join("comm"))
+                            .is_ok_and(|n| n.trim() == "osb-ffi-test-rt")
+                    })
+                    .count()
+            })
+            .unwrap_or(0)
+    }
+    let mut err = ptr::null_mut();
+    // SAFETY: valid arguments; handles freed below.
+    unsafe {
+        let rt = osb_runtime_new(
+            c(r#"{"worker_threads":2,"thread_name":"osb-ffi-test-rt"}"#).as_ptr(),
+            &mut err,
+        );
+        let s = osb_session_new(rt, &mut err);
+        assert!(session_call(s, "config.new", json!({})).is_ok());
+        assert!(workers() >= 1, "no worker thread named osb-ffi-test-rt");
+        osb_session_free(s);
+        osb_runtime_free(rt);
+    }
+    // The last reference shut the runtime down: its worker threads have ended.
+    let t0 = Instant::now();
+    while workers() > 0 && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(workers(), 0, "worker threads outlived osb_runtime_free");
+}
+
+#[test]
+fn real_server_session_runs() {
+    let Some(server) = start_server() else { return };
+    let mut err = ptr::null_mut();
+    // SAFETY: valid arguments; handles freed at the end.
+    unsafe {
+        let rt = osb_runtime_new(ptr::null(), &mut err);
+        let s = osb_session_new(rt, &mut err);
+        let conn = json!({"domain": server.addr, "api_key": API_KEY});
+        let opened = session_call(
+            s,
+            "sandbox.create",
+            json!({"connection": conn, "image": "ubuntu:22.04", "metadata": {"suite": "ffi"}}),
+        )
+        .unwrap_or_else(|e| panic!("create: {e:?}"));
+        let sb = opened["handle"].clone();
+
+        // A started run pulled in batches; the last item carries the folded outcome.
+        let started = session_call_blocking(
+            s,
+            "commands.start",
+            json!({"sandbox": sb, "command": "echo a; echo b >&2; exit 3", "handlers": true}),
+        )
+        .expect("start");
+        let run = started["handle"].clone();
+        let mut items = Vec::new();
+        loop {
+            let b =
+                session_call_blocking(s, "execution.next_batch", json!({"handle": run, "max": 2}))
+                    .expect("batch");
+            items.extend(b["events"].as_array().expect("events").iter().cloned());
+            if b["done"] == true {
+                break;
+            }
+        }
+        let types: Vec<&str> = items.iter().filter_map(|e| e["type"].as_str()).collect();
+        assert_eq!(types.first(), Some(&"init"));
+        assert_eq!(types.last(), Some(&"end"));
+        let end = items.last().expect("end");
+        assert_eq!(end["execution"]["exit_code"], 3);
+        assert_eq!(end["execution"]["stdout"], json!(["a"]));
+        assert!(osb_session_release(s, run.as_u64().expect("run")));
+
+        // Uploads and downloads through the byte functions.
+        let up = session_call(
+            s,
+            "upload.open",
+            json!({"sandbox": sb, "path": "/tmp/up.bin"}),
+        )
+        .expect("upload.open")["handle"]
+            .as_u64()
+            .expect("upload");
+        let data = vec![7u8; 300_000];
+        for chunk in data.chunks(65536) {
+            let rc = osb_session_upload_write_blocking(
+                s,
+                up,
+                chunk.as_ptr(),
+                chunk.len(),
+                ptr::null(),
+                &mut err,
+            );
+            assert_eq!(rc, 0);
+        }
+        session_call(s, "upload.finish", json!({"handle": up})).expect("finish");
+        let dl = session_call(
+            s,
+            "download.open",
+            json!({"sandbox": sb, "path": "/tmp/up.bin"}),
+        )
+        .expect("download.open")["handle"]
+            .as_u64()
+            .expect("download");
+        let mut got = Vec::new();
+        let mut buf = vec![0u8; 100_000];
+        loop {
+            let n = osb_session_download_read(
+                s,
+                dl,
+                buf.as_mut_ptr(),
+                buf.len(),
+                ptr::null(),
+                &mut err,
+            );
+            assert!(n >= 0, "read failed");
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n as usize]);
+        }
+        assert_eq!(got, data);
+        session_call(s, "download.close", json!({"handle": dl})).expect("close");
+
+        session_call(s, "sandbox.kill", json!({"sandbox": sb})).expect("kill");
+        osb_session_free(s);
+        osb_runtime_free(rt);
+    }
+}
+
+#[test]
+fn an_op_in_flight_outlives_its_session_and_runtime() {
+    // A server that accepts and never answers: the call stays in flight until its timeout.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let _hold = std::thread::spawn(move || {
+        let conns: Vec<_> = listener.incoming().take(4).collect();
+        std::thread::sleep(Duration::from_secs(10));
+        drop(conns);
+    });
+    let mut err = ptr::null_mut();
+    // SAFETY: valid arguments; the handles are freed while the call is in flight, which
+    // the contract allows.
+    unsafe {
+        let rt = osb_runtime_new(c(r#"{"worker_threads":1}"#).as_ptr(), &mut err);
+        let s = osb_session_new(rt, &mut err);
+        let op = c("manager.get_sandbox_info");
+        let args = c(&json!({"sandbox_id": "x", "connection":
+            {"domain": addr, "request_timeout_s": 1}})
+        .to_string());
+        let (tx, rx) = mpsc::channel::<Outcome>();
+        let ud = Box::into_raw(Box::new(tx)) as usize;
+        osb_session_call(
+            s,
+            op.as_ptr(),
+            args.as_ptr(),
+            ptr::null(),
+            Some(on_done),
+            ud,
+        );
+        osb_session_free(s);
+        osb_runtime_free(rt);
+        let o = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the callback still fires");
+        assert!(!o.error.is_null());
+        let e = Err::take(o.error);
+        assert!(e.kind == "timeout" || e.kind == "connection", "{e:?}");
+    }
+}

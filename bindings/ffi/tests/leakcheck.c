@@ -1,6 +1,6 @@
 /* Leak check of the C ABI: a create / run / stream / upload / download / error / kill
  * loop through the public header, run under valgrind (or LeakSanitizer) by
- * `make test-ffi`. Needs OPEN_SANDBOX_DOMAIN and OPEN_SANDBOX_API_KEY (scripts/with-server.sh).
+ * `make test-ffi`; also the op-layer session (osb_session_*) on an explicit runtime. Needs OPEN_SANDBOX_DOMAIN and OPEN_SANDBOX_API_KEY (scripts/with-server.sh).
  * Usage: leakcheck [ITERATIONS] */
 #include <pthread.h>
 #include <stdio.h>
@@ -180,6 +180,52 @@ int main(int argc, char **argv) {
     char *r = call(sb, "kill", NULL);
     osb_string_free(r);
     osb_sandbox_free(sb);
+
+    /* The op-layer session on an explicit runtime: a started run pulled in batches to its
+     * end item, a run cancelled by release (interrupting its command), an unknown key, and
+     * the runtime's threads ended by the last free. */
+    OsbRuntime *rt = osb_runtime_new("{\"worker_threads\":2}", &err);
+    if (!rt) return 1;
+    OsbSession *s = osb_session_new(rt, &err);
+    osb_runtime_free(rt);
+    if (!s) return 1;
+    r = osb_session_call_blocking(s, "sandbox.create", "{\"image\":\"ubuntu:22.04\"}", NULL, &err);
+    if (!r) return 1;
+    int sbh = atoi(strstr(r, "\"handle\":") + 9);
+    osb_string_free(r);
+    char args[160];
+    snprintf(args, sizeof args, "{\"sandbox\":%d,\"command\":\"seq 50; exit 2\",\"handlers\":true}", sbh);
+    r = osb_session_call_blocking(s, "commands.start", args, NULL, &err);
+    if (!r) return 1;
+    int run = atoi(strstr(r, "\"handle\":") + 9);
+    osb_string_free(r);
+    snprintf(args, sizeof args, "{\"handle\":%d,\"max\":16}", run);
+    int ended = 0;
+    while (!ended) {
+      r = osb_session_call_blocking(s, "execution.next_batch", args, NULL, &err);
+      if (!r) return 1;
+      ended = strstr(r, "\"done\":true") != NULL;
+      if (ended && !strstr(r, "\"exit_code\":2")) return 1;
+      osb_string_free(r);
+    }
+    osb_session_release(s, (uint64_t)run);
+    snprintf(args, sizeof args, "{\"sandbox\":%d,\"command\":\"sleep 20\"}", sbh);
+    r = osb_session_call_blocking(s, "commands.start", args, NULL, &err);
+    if (!r) return 1;
+    run = atoi(strstr(r, "\"handle\":") + 9);
+    osb_string_free(r);
+    if (!osb_session_release(s, (uint64_t)run)) return 1;
+    r = osb_session_call_blocking(s, "commands.start", "{\"sandbox\":1,\"comand\":\"x\"}", NULL, &err);
+    if (r || !err) return 1;
+    osb_error_free(err);
+    err = NULL;
+    char *m = osb_ops_manifest();
+    osb_string_free(m);
+    snprintf(args, sizeof args, "{\"sandbox\":%d}", sbh);
+    r = osb_session_call_blocking(s, "sandbox.kill", args, NULL, &err);
+    if (!r) return 1;
+    osb_string_free(r);
+    osb_session_free(s);
     printf("iteration %d ok\n", i + 1);
   }
   osb_manager_free(mgr);

@@ -1,17 +1,26 @@
 //! The JVM side of the bridge: the `JavaVM`, the `NativeBridge` class (a global
-//! reference to a class, never to a user object), the runtime whose workers attach to
-//! the JVM once and detach when they stop, and the completion of Java futures by id.
+//! reference to a class, never to a user object) and the completion of Java futures by
+//! id. There is no runtime here: every op runs on the core's shared runtime
+//! (`opensandbox_core::runtime`). A runtime worker that completes a future attaches to
+//! the JVM on first use (as a daemon, named `opensandbox-jvm`) and stays attached: the
+//! core's workers live as long as the process. Completion hands the result to Java,
+//! which runs every user continuation off the runtime (`ForkJoinPool`); execution
+//! events are pulled by Java threads in batches (`execution.next_batch`), so no user
+//! code ever runs on a runtime worker.
 
-use std::sync::{LazyLock, OnceLock};
+use std::cell::Cell;
+use std::sync::OnceLock;
 
 use jni::objects::{GlobalRef, JClass, JObject, JValue};
 use jni::{JNIEnv, JavaVM};
-use serde_json::Value;
-
-use crate::protocol::{error_json, Failure};
+use opensandbox_bindings::OpResult;
 
 static VM: OnceLock<JavaVM> = OnceLock::new();
 static CLASS: OnceLock<GlobalRef> = OnceLock::new();
+
+thread_local! {
+    static NAMED: Cell<bool> = const { Cell::new(false) };
+}
 
 /// Records the VM and the bridge class (called from `NativeBridge`'s static initializer).
 pub fn init(env: &mut JNIEnv, class: &JClass) -> jni::errors::Result<()> {
@@ -24,8 +33,7 @@ pub fn init(env: &mut JNIEnv, class: &JClass) -> jni::errors::Result<()> {
     Ok(())
 }
 
-/// The `NativeBridge` class.
-pub fn class<'a>(_env: &JNIEnv<'a>) -> jni::errors::Result<&'static JClass<'static>> {
+fn class() -> jni::errors::Result<&'static JClass<'static>> {
     match CLASS.get() {
         Some(g) => {
             let obj: &'static JObject<'static> = g.as_obj();
@@ -36,51 +44,6 @@ pub fn class<'a>(_env: &JNIEnv<'a>) -> jni::errors::Result<&'static JClass<'stat
         )),
     }
 }
-
-/// Runs `f` with the JNIEnv of the current thread, attaching it (permanently) if it is
-/// not attached yet: Java threads already are; runtime workers attach at start.
-pub fn with_env<T>(
-    f: impl FnOnce(&mut JNIEnv) -> jni::errors::Result<T>,
-) -> jni::errors::Result<T> {
-    let vm = VM
-        .get()
-        .ok_or(jni::errors::Error::NullPtr("JavaVM not initialised"))?;
-    let mut env = vm.attach_current_thread_as_daemon()?;
-    // Local references made here are dropped with the frame, also on worker threads
-    // that never return to Java.
-    env.with_local_frame(16, |env| {
-        let r = f(env);
-        if env.exception_check().unwrap_or(false) {
-            let _ = env.exception_describe();
-            let _ = env.exception_clear();
-        }
-        r
-    })
-}
-
-/// The runtime of the JVM package: its workers attach once and detach on exit.
-pub static RUNTIME: LazyLock<std::io::Result<tokio::runtime::Runtime>> = LazyLock::new(|| {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("opensandbox-jvm")
-        .on_thread_start(|| {
-            // Attached once, as a daemon (the JVM may exit while workers idle), and
-            // named so that Java stack traces and thread dumps show what it is.
-            if let Some(vm) = VM.get() {
-                if let Ok(mut env) = vm.attach_current_thread_as_daemon() {
-                    let _ = env.with_local_frame(4, name_thread);
-                }
-            }
-        })
-        .on_thread_stop(|| {
-            if let Some(vm) = VM.get() {
-                // SAFETY: the worker holds no JNI local reference past this point:
-                // every callback runs inside its own local frame.
-                unsafe { vm.detach_current_thread() };
-            }
-        })
-        .build()
-});
 
 fn name_thread(env: &mut JNIEnv) -> jni::errors::Result<()> {
     let thread = env
@@ -101,20 +64,34 @@ fn name_thread(env: &mut JNIEnv) -> jni::errors::Result<()> {
     Ok(())
 }
 
-pub fn runtime() -> Result<&'static tokio::runtime::Runtime, Failure> {
-    RUNTIME.as_ref().map_err(|e| {
-        Failure::Sdk(opensandbox_core::Error::internal(
-            "runtime",
-            format!("cannot start the runtime: {e}"),
-        ))
+/// Runs `f` with the JNIEnv of the current (runtime worker) thread, attaching it on
+/// first use.
+fn with_env<T>(f: impl FnOnce(&mut JNIEnv) -> jni::errors::Result<T>) -> jni::errors::Result<T> {
+    let vm = VM
+        .get()
+        .ok_or(jni::errors::Error::NullPtr("JavaVM not initialised"))?;
+    let mut env = vm.attach_current_thread_as_daemon()?;
+    // Local references made here are dropped with the frame: a worker never returns
+    // to Java, so nothing else would free them.
+    env.with_local_frame(16, |env| {
+        if !NAMED.with(Cell::get) {
+            NAMED.with(|n| n.set(true));
+            let _ = name_thread(env);
+        }
+        let r = f(env);
+        if env.exception_check().unwrap_or(false) {
+            let _ = env.exception_describe();
+            let _ = env.exception_clear();
+        }
+        r
     })
 }
 
-/// Completes the Java future `id` with a JSON result or a JSON error.
-pub fn complete(id: i64, outcome: Result<Value, Failure>) {
+/// Completes the Java future `id` with a JSON result or a JSON error payload.
+pub fn complete(id: i64, outcome: OpResult) {
     let (ok, err) = match outcome {
         Ok(v) => (Some(v.to_string()), None),
-        Err(f) => (None, Some(error_json(&f).to_string())),
+        Err(e) => (None, Some(e.to_json().to_string())),
     };
     let r = with_env(|env| {
         let ok = match &ok {
@@ -125,9 +102,8 @@ pub fn complete(id: i64, outcome: Result<Value, Failure>) {
             Some(s) => JObject::from(env.new_string(s)?),
             None => JObject::null(),
         };
-        let cls = class(env)?;
         env.call_static_method(
-            cls,
+            class()?,
             "complete",
             "(JLjava/lang/String;Ljava/lang/String;)V",
             &[JValue::Long(id), JValue::Object(&ok), JValue::Object(&err)],

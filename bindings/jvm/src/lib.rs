@@ -1,38 +1,33 @@
-//! JNI library of the JVM package (`com.alibaba.opensandbox:sandbox`).
+//! JNI library of the JVM package (`com.alibaba.opensandbox:sandbox`): transport only.
 //!
-//! Every `Java_..._NativeBridge_*` export is a thin shim: it converts its arguments,
-//! calls a function returning `Result`, and turns an `Err` (or a caught panic) into a
-//! `NativeError` carrying the error as JSON (kind, status, server code, request id,
-//! message), which the Java side maps onto the `SandboxException` hierarchy. Operations
-//! take and return JSON (`ops`), objects are native handles (`state`), bytes travel as
-//! `byte[]` (`transfer`), execution events go to Java by consumer id (`handlers`), and
-//! `CompletableFuture`s are completed by id (`bridge::complete`). Rust never keeps a
-//! reference to a Java object between calls.
+//! Every op, argument key, result shape, handle and error payload is the shared op
+//! layer's (`opensandbox-bindings`, see bindings/common/README.md). This crate converts
+//! JNI values, runs ops on the core's shared runtime (blocking the calling Java thread,
+//! or completing a `CompletableFuture` by id), and moves bytes that do not fit JSON
+//! (`byte[]` reads and writes, download and upload streams). Every export is a thin
+//! shim: an `Err` (or a caught panic) becomes a `NativeError` carrying the error
+//! payload as JSON, which the Java side maps onto the `SandboxException` hierarchy.
+//! Execution events are pulled by Java in batches (`execution.next_batch`, one JNI
+//! call per batch) and dispatched to user handlers on Java threads.
 
-mod args;
 mod bridge;
-mod convert;
-mod handlers;
-mod ops;
-mod protocol;
-mod state;
-mod transfer;
 
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::LazyLock;
 
+use bytes::Bytes;
 use futures_util::FutureExt;
 use jni::objects::{JByteArray, JClass, JString};
 use jni::sys::{jbyteArray, jint, jlong, jstring};
 use jni::JNIEnv;
-use opensandbox_core::{ConnectionConfig, Protocol};
+use opensandbox_bindings::{OpError, Session};
 use serde_json::{json, Value};
 
-use crate::args::Args;
-use crate::protocol::{error_json, internal, Failure, OpResult};
-use crate::state::STATE;
-
 const ERROR_CLASS: &str = "com/alibaba/opensandbox/sandbox/internal/NativeError";
+
+/// The process-wide session: one handle registry for every Java object.
+static SESSION: LazyLock<Session> = LazyLock::new(Session::new);
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {
@@ -44,12 +39,16 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-fn throw(env: &mut JNIEnv, failure: &Failure) {
+fn jni_error(e: jni::errors::Error) -> OpError {
+    OpError::internal("jni", format!("JNI: {e}"))
+}
+
+fn throw(env: &mut JNIEnv, e: &OpError) {
     if env.exception_check().unwrap_or(false) {
-        // A Java exception (from a callback) is already pending: let it propagate.
+        // A Java exception is already pending: let it propagate.
         return;
     }
-    let _ = env.throw_new(ERROR_CLASS, error_json(failure).to_string());
+    let _ = env.throw_new(ERROR_CLASS, e.to_json().to_string());
 }
 
 /// Runs `f`, throwing its error or panic as a Java exception; `default` is returned
@@ -57,114 +56,55 @@ fn throw(env: &mut JNIEnv, failure: &Failure) {
 fn shim<'local, T>(
     env: &mut JNIEnv<'local>,
     default: T,
-    f: impl FnOnce(&mut JNIEnv<'local>) -> Result<T, Failure>,
+    f: impl FnOnce(&mut JNIEnv<'local>) -> Result<T, OpError>,
 ) -> T {
     match catch_unwind(AssertUnwindSafe(|| f(env))) {
         Ok(Ok(v)) => v,
-        Ok(Err(failure)) => {
-            throw(env, &failure);
+        Ok(Err(e)) => {
+            throw(env, &e);
             default
         }
         Err(p) => {
-            throw(
-                env,
-                &internal(format!(
-                    "panic in the native library: {}",
-                    panic_message(&*p)
-                )),
+            let e = OpError::internal(
+                "jni",
+                format!("panic in the native library: {}", panic_message(&*p)),
             );
+            throw(env, &e);
             default
         }
     }
 }
 
-/// Blocks the calling Java thread on `f`. Refused on a runtime worker (an async
-/// callback calling a blocking method), where it would deadlock.
-fn block_on<F: Future>(f: F) -> Result<F::Output, Failure> {
+/// Blocks the calling Java thread on `f` on the core's runtime. Refused on a runtime
+/// worker, where it would deadlock (no user code runs there, so this is a bug guard).
+fn block_on<F: Future>(f: F) -> Result<F::Output, OpError> {
     if tokio::runtime::Handle::try_current().is_ok() {
-        return Err(Failure::Driver(
-            "a blocking SDK call was made from an async callback; use the *Async variant".into(),
+        return Err(OpError::invalid(
+            "jni",
+            "a blocking SDK call was made from a runtime thread; use the *Async variant",
         ));
     }
-    Ok(bridge::runtime()?.block_on(f))
+    Ok(opensandbox_core::runtime::block_on(f))
 }
 
-fn string(env: &mut JNIEnv, s: &JString) -> Result<String, Failure> {
+fn string(env: &mut JNIEnv, s: &JString) -> Result<String, OpError> {
     if s.is_null() {
         return Ok(String::new());
     }
-    Ok(env.get_string(s)?.into())
+    Ok(env.get_string(s).map_err(jni_error)?.into())
 }
 
-fn json_args(env: &mut JNIEnv, s: &JString) -> Result<Value, Failure> {
+fn json_args(env: &mut JNIEnv, s: &JString) -> Result<Value, OpError> {
     let text = string(env, s)?;
     if text.is_empty() {
         return Ok(json!({}));
     }
-    serde_json::from_str(&text).map_err(|e| Failure::Driver(format!("arguments are not JSON: {e}")))
+    serde_json::from_str(&text)
+        .map_err(|e| OpError::invalid("jni", format!("arguments are not JSON: {e}")))
 }
 
-/// `config.new`: a connection configuration from the Java builder's fields. Absent
-/// fields keep the core defaults (which read `OPEN_SANDBOX_*`).
-fn new_config(args: &Args) -> Result<ConnectionConfig, Failure> {
-    let mut cfg = ConnectionConfig::new();
-    if args.has("api_key") {
-        // null = send no key, whatever the environment says.
-        cfg = cfg.with_api_key(args.opt_str("api_key")?.unwrap_or_default());
-    }
-    if let Some(d) = args.opt_str("domain")? {
-        cfg = cfg.with_domain(d);
-    }
-    if let Some(p) = args.opt_str("protocol")? {
-        cfg = cfg.with_protocol(Protocol::parse(&p)?);
-    }
-    if let Some(t) = args.opt_secs("request_timeout_s")? {
-        cfg = cfg.with_request_timeout(t);
-    }
-    let headers = args.str_map("headers")?;
-    if !headers.is_empty() {
-        cfg = cfg.with_headers(headers);
-    }
-    if let Some(ua) = args.opt_str("user_agent")? {
-        cfg = cfg.with_user_agent(ua);
-    }
-    if args.has("use_server_proxy") {
-        cfg = cfg.with_use_server_proxy(args.bool("use_server_proxy")?);
-    }
-    Ok(cfg)
-}
-
-/// One JSON operation.
-async fn run_op(op: String, args: Value) -> OpResult {
-    let args = Args::new(&op, args);
-    match op.as_str() {
-        "config.new" => Ok(json!({"handle": STATE.keep_config(new_config(&args)?)})),
-        "config.info" => {
-            let cfg = STATE.config(&args)?;
-            Ok(
-                json!({"domain": cfg.domain(), "base_url": cfg.base_url(), "api_key": cfg.api_key()}),
-            )
-        }
-        "manager.new" => {
-            let m = opensandbox_core::SandboxManager::new(STATE.config(&args)?)?;
-            Ok(json!({"handle": STATE.keep_manager(m)}))
-        }
-        "release" => {
-            let h = args
-                .opt_i64("handle")?
-                .ok_or_else(|| Failure::Driver("handle is required".into()))?;
-            Ok(json!({"released": STATE.release(h)}))
-        }
-        "upload.finish" => {
-            let h = args.opt_i64("upload")?.unwrap_or_default();
-            let task = transfer::take_upload(h)?;
-            match task.await {
-                Ok(r) => r.map(|()| Value::Null).map_err(Failure::from),
-                Err(e) => Err(internal(format!("upload task failed: {e}"))),
-            }
-        }
-        _ => ops::dispatch(&STATE, &op, args).await,
-    }
+fn handle(h: jlong) -> Result<u64, OpError> {
+    u64::try_from(h).map_err(|_| OpError::invalid("jni", format!("bad handle {h}")))
 }
 
 #[no_mangle]
@@ -172,7 +112,9 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
     mut env: JNIEnv<'l>,
     class: JClass<'l>,
 ) {
-    shim(&mut env, (), |env| Ok(bridge::init(env, &class)?))
+    shim(&mut env, (), |env| {
+        bridge::init(env, &class).map_err(jni_error)
+    })
 }
 
 #[no_mangle]
@@ -185,8 +127,11 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
     shim(&mut env, std::ptr::null_mut(), |env| {
         let op = string(env, &op)?;
         let args = json_args(env, &args)?;
-        let value = block_on(run_op(op, args))??;
-        Ok(env.new_string(value.to_string())?.into_raw())
+        let value = block_on(SESSION.call(&op, args))??;
+        Ok(env
+            .new_string(value.to_string())
+            .map_err(jni_error)?
+            .into_raw())
     })
 }
 
@@ -201,14 +146,16 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
     shim(&mut env, (), |env| {
         let op = string(env, &op)?;
         let args = json_args(env, &args)?;
-        let rt = bridge::runtime()?;
-        rt.spawn(async move {
-            let outcome = match AssertUnwindSafe(run_op(op, args)).catch_unwind().await {
+        opensandbox_core::runtime::runtime().spawn(async move {
+            let outcome = match AssertUnwindSafe(SESSION.call(&op, args))
+                .catch_unwind()
+                .await
+            {
                 Ok(r) => r,
-                Err(p) => Err(internal(format!(
-                    "panic in the native library: {}",
-                    panic_message(&*p)
-                ))),
+                Err(p) => Err(OpError::internal(
+                    "jni",
+                    format!("panic in the native library: {}", panic_message(&*p)),
+                )),
             };
             bridge::complete(future, outcome);
         });
@@ -223,9 +170,12 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
     args: JString<'l>,
 ) -> jbyteArray {
     shim(&mut env, std::ptr::null_mut(), |env| {
-        let args = Args::new("files.read_bytes", json_args(env, &args)?);
-        let data = block_on(transfer::read_all(&args))??;
-        Ok(env.byte_array_from_slice(&data)?.into_raw())
+        let args = json_args(env, &args)?;
+        let data = block_on(SESSION.read_bytes(args))??;
+        Ok(env
+            .byte_array_from_slice(&data)
+            .map_err(jni_error)?
+            .into_raw())
     })
 }
 
@@ -237,11 +187,19 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
     data: JByteArray<'l>,
 ) {
     shim(&mut env, (), |env| {
-        let args = Args::new("files.write_file", json_args(env, &args)?);
-        let data = env.convert_byte_array(&data)?;
-        block_on(transfer::write_bytes(&args, data))??;
+        let args = json_args(env, &args)?;
+        let data = env.convert_byte_array(&data).map_err(jni_error)?;
+        block_on(SESSION.write_bytes(args, Bytes::from(data)))??;
         Ok(())
     })
+}
+
+fn open(env: &mut JNIEnv, op: &str, args: &JString) -> Result<jlong, OpError> {
+    let args = json_args(env, args)?;
+    let r = block_on(SESSION.call(op, args))??;
+    r["handle"]
+        .as_i64()
+        .ok_or_else(|| OpError::internal(op, "no handle in the result"))
 }
 
 #[no_mangle]
@@ -252,10 +210,7 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
     _class: JClass<'l>,
     args: JString<'l>,
 ) -> jlong {
-    shim(&mut env, 0, |env| {
-        let args = Args::new("files.read_stream", json_args(env, &args)?);
-        block_on(transfer::open_download(&args))?
-    })
+    shim(&mut env, 0, |env| open(env, "download.open", &args))
 }
 
 #[no_mangle]
@@ -264,7 +219,7 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
 >(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
-    handle: jlong,
+    h: jlong,
     buf: JByteArray<'l>,
     off: jint,
     len: jint,
@@ -274,14 +229,16 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
         if max == 0 {
             return Ok(0);
         }
-        let chunk = block_on(transfer::read_chunk(handle, max))??;
+        let chunk = block_on(SESSION.download_read(handle(h)?, max))??;
         if chunk.is_empty() {
             return Ok(-1);
         }
-        // SAFETY: u8 and i8 have the same size and alignment.
+        // SAFETY: u8 and i8 have the same size and alignment, and `chunk` outlives
+        // the borrowed slice.
         let signed: &[i8] =
             unsafe { std::slice::from_raw_parts(chunk.as_ptr().cast::<i8>(), chunk.len()) };
-        env.set_byte_array_region(&buf, off, signed)?;
+        env.set_byte_array_region(&buf, off, signed)
+            .map_err(jni_error)?;
         Ok(i32::try_from(chunk.len()).unwrap_or(i32::MAX))
     })
 }
@@ -292,10 +249,10 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
 >(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
-    handle: jlong,
+    h: jlong,
 ) {
     shim(&mut env, (), |_| {
-        transfer::close_download(handle);
+        SESSION.release(handle(h)?);
         Ok(())
     })
 }
@@ -306,15 +263,7 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
     _class: JClass<'l>,
     args: JString<'l>,
 ) -> jlong {
-    shim(&mut env, 0, |env| {
-        let args = Args::new("files.write_file", json_args(env, &args)?);
-        let rt = bridge::runtime()?;
-        block_on(async move {
-            // The upload task is spawned on the runtime from inside it.
-            let _guard = rt.enter();
-            transfer::open_upload(&args).await
-        })?
-    })
+    shim(&mut env, 0, |env| open(env, "upload.open", &args))
 }
 
 #[no_mangle]
@@ -323,7 +272,7 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
 >(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
-    handle: jlong,
+    h: jlong,
     buf: JByteArray<'l>,
     off: jint,
     len: jint,
@@ -331,10 +280,11 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
     shim(&mut env, 0, |env| {
         let n = usize::try_from(len).unwrap_or(0);
         let mut chunk = vec![0i8; n];
-        env.get_byte_array_region(&buf, off, &mut chunk)?;
-        // SAFETY: i8 -> u8 of the same length; the allocation is reinterpreted as is.
+        env.get_byte_array_region(&buf, off, &mut chunk)
+            .map_err(jni_error)?;
         let chunk: Vec<u8> = chunk.into_iter().map(|b| b as u8).collect();
-        Ok(u8::from(transfer::upload_write(handle, chunk)?))
+        let sent = block_on(SESSION.upload_write(handle(h)?, Bytes::from(chunk)))??;
+        Ok(u8::from(sent))
     })
 }
 
@@ -344,10 +294,10 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
 >(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
-    handle: jlong,
+    h: jlong,
 ) {
     shim(&mut env, (), |_| {
-        transfer::abort_upload(handle);
+        SESSION.release(handle(h)?);
         Ok(())
     })
 }

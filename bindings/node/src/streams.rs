@@ -3,155 +3,39 @@
 //! libuv handle, so an idle client never keeps the Node process alive.
 
 use std::sync::{Arc, Mutex as StdMutex};
-use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{FutureExt, StreamExt};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use opensandbox_core::execd::BytesStream;
-use opensandbox_core::models::{CodeContext, RunCommandOptions};
-use opensandbox_core::{
-    Error, EventStream, MetricsStream, Result as CoreResult, RunControl, Sandbox, WriteData,
-    WriteEntry,
-};
-use serde::Deserialize;
+use opensandbox_bindings::args::{parse, SandboxArgs, WriteFilesArgs};
+use opensandbox_bindings::{OpError, Session};
+use opensandbox_core::{MetricsStream, WriteData, WriteEntry};
+use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot, Mutex};
 use tokio_util::sync::CancellationToken;
 
-use crate::convert::{metrics, parse_args, seconds};
 use crate::error::to_napi;
 
-/// Most events handed to JS per `next` call, and most JSON bytes.
-const BATCH_EVENTS: usize = 8192;
-const BATCH_BYTES: usize = 4 << 20;
+/// Most events pulled per `next` call.
+const BATCH_EVENTS: u64 = 8192;
 /// Downloads hand JS chunks of up to this many bytes.
 const CHUNK_BYTES: usize = 4 << 20;
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-struct RunArgs {
-    command: Option<String>,
-    background: bool,
-    working_directory: Option<String>,
-    timeout_seconds: Option<f64>,
-    uid: Option<u32>,
-    gid: Option<u32>,
-    envs: Option<std::collections::BTreeMap<String, String>>,
-    session_id: Option<String>,
-    code: Option<String>,
-    context: Option<CodeContext>,
-    interrupt_on_drop: bool,
-}
-
-fn timeout(v: Option<f64>) -> CoreResult<Option<Duration>> {
-    v.map(|t| seconds("timeoutSeconds", t)).transpose()
-}
-
-/// Opens an event stream of `kind` (`command`, `session`, `code`).
-async fn open_events(s: Arc<Sandbox>, kind: &str, args: &str) -> CoreResult<EventStream> {
-    let a: RunArgs = parse_args(kind, args)?;
-    let control = RunControl {
-        deadline: None,
-        interrupt_on_drop: a.interrupt_on_drop,
-    };
-    let x = s.execd();
-    let stream = match kind {
-        "command" => {
-            let opts = RunCommandOptions {
-                background: a.background,
-                working_directory: a.working_directory,
-                timeout: timeout(a.timeout_seconds)?,
-                uid: a.uid,
-                gid: a.gid,
-                envs: a.envs.unwrap_or_default(),
-            };
-            x.run_command_stream(a.command.as_deref().unwrap_or(""), &opts, control)
-                .await?
-        }
-        "session" => {
-            let sid = a.session_id.unwrap_or_default();
-            x.run_in_session_stream(
-                &sid,
-                a.command.as_deref().unwrap_or(""),
-                a.working_directory.as_deref(),
-                timeout(a.timeout_seconds)?,
-                control,
-            )
-            .await?
-        }
-        "code" => {
-            x.run_code_stream(a.code.as_deref().unwrap_or(""), a.context.as_ref(), control)
-                .await?
-        }
-        other => {
-            return Err(Error::invalid_argument(
-                "node",
-                format!("unknown stream kind {other}"),
-            ))
-        }
-    };
-    Ok(stream)
-}
-
-/// Batches produced ahead of the consumer: while JS handles one batch, the next ones
-/// are read and decoded on the runtime (bounded, so a slow consumer still applies
-/// backpressure down to the socket).
-const READ_AHEAD: usize = 4;
-
-type Batch<T> = std::result::Result<T, Error>;
-
-/// The consumer side shared by the event and byte streams: `next` pulls the next
-/// batch, `close` stops the producer (which drops the stream and so the connection).
-struct Feed<T> {
-    rx: Arc<Mutex<mpsc::Receiver<Batch<T>>>>,
-    cancel: CancellationToken,
-}
-
-impl<T: Send + 'static> Feed<T> {
-    fn new() -> (Feed<T>, mpsc::Sender<Batch<T>>, CancellationToken) {
-        let (tx, rx) = mpsc::channel(READ_AHEAD);
-        let cancel = CancellationToken::new();
-        (
-            Feed {
-                rx: Arc::new(Mutex::new(rx)),
-                cancel: cancel.clone(),
-            },
-            tx,
-            cancel,
-        )
-    }
-
-    async fn next(&self) -> Result<Option<T>> {
-        let rx = self.rx.clone();
-        let mut rx = rx.lock().await;
-        match rx.recv().await {
-            None => Ok(None),
-            Some(Ok(v)) => Ok(Some(v)),
-            Some(Err(e)) => Err(to_napi(e)),
-        }
-    }
-
-    fn close(&self) {
-        self.cancel.cancel();
-    }
-}
-
-/// Sends `v` unless the consumer is gone or closed the stream; false = stop.
-async fn deliver<T>(tx: &mpsc::Sender<Batch<T>>, cancel: &CancellationToken, v: Batch<T>) -> bool {
-    tokio::select! {
-        _ = cancel.cancelled() => false,
-        r = tx.send(v) => r.is_ok(),
-    }
+fn handle_of(op: &str, v: &Value) -> std::result::Result<u64, OpError> {
+    v.get("handle")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| OpError::internal(op, format!("{op}: no handle in the result")))
 }
 
 /// One batch of events for JS. Output lines (by far the most events) are not JSON:
 /// their texts are concatenated in `text` and `meta` holds `[1|2, timestamp, length]`
-/// (stdout|stderr, length in UTF-16 units, so JS slices `text`); every other event is
-/// its JSON object in `meta`. `last` = the stream ended after this batch.
+/// (stdout|stderr, length in UTF-16 units, so JS slices `text`); every other item is
+/// its op-layer JSON object in `meta`, the run's final `end` item (the outcome the core
+/// folded) included. `last` = the stream ended after this batch.
 #[napi(object)]
 pub struct EventBatch {
-    /// JSON array: `[kind, timestamp, length]` for output, objects for other events.
+    /// JSON array: `[kind, timestamp, length]` for output, objects for other items.
     pub meta: String,
     /// The output texts, concatenated.
     pub text: String,
@@ -159,230 +43,113 @@ pub struct EventBatch {
     pub last: bool,
 }
 
-struct BatchBuilder {
-    meta: String,
-    text: String,
-    n: usize,
-}
-
-impl BatchBuilder {
-    fn new() -> Self {
-        BatchBuilder {
-            meta: String::with_capacity(256),
-            text: String::new(),
-            n: 0,
+fn encode(events: &[Value], last: bool) -> EventBatch {
+    use std::fmt::Write as _;
+    let mut meta = String::with_capacity(16 * events.len() + 2);
+    let mut text = String::new();
+    meta.push('[');
+    for (i, ev) in events.iter().enumerate() {
+        if i > 0 {
+            meta.push(',');
         }
-    }
-
-    fn full(&self) -> bool {
-        self.n >= BATCH_EVENTS || self.meta.len() + self.text.len() >= BATCH_BYTES
-    }
-
-    fn push(&mut self, ev: &opensandbox_core::ServerEvent) -> CoreResult<()> {
-        use opensandbox_core::ServerEvent;
-        use std::fmt::Write as _;
-        self.meta.push(if self.n == 0 { '[' } else { ',' });
-        self.n += 1;
-        match ev {
-            ServerEvent::Stdout(m) | ServerEvent::Stderr(m) => {
-                let kind = if matches!(ev, ServerEvent::Stdout(_)) {
-                    1
-                } else {
-                    2
-                };
-                let len = if m.text.is_ascii() {
-                    m.text.len()
-                } else {
-                    m.text.encode_utf16().count()
-                };
-                self.text.push_str(&m.text);
-                let _ = write!(self.meta, "[{kind},{},{len}]", m.timestamp);
-            }
-            other => {
-                let s = serde_json::to_string(other)
-                    .map_err(|e| Error::internal("node", format!("encode event: {e}")))?;
-                self.meta.push_str(&s);
-            }
-        }
-        Ok(())
-    }
-
-    fn finish(mut self, last: bool) -> EventBatch {
-        self.meta.push(']');
-        EventBatch {
-            meta: self.meta,
-            text: self.text,
-            last,
-        }
-    }
-}
-
-/// Drives an event stream: each batch holds one or more events (all that are decoded
-/// when the first one arrives, within limits). An error is delivered after the events
-/// before it, and ends the stream.
-async fn produce_events(
-    mut stream: EventStream,
-    tx: mpsc::Sender<Batch<EventBatch>>,
-    cancel: CancellationToken,
-) {
-    loop {
-        let first = tokio::select! {
-            _ = cancel.cancelled() => return,
-            ev = stream.next() => ev,
+        let kind = match ev.get("type").and_then(Value::as_str) {
+            Some("stdout") => 1,
+            Some("stderr") => 2,
+            _ => 0,
         };
-        let mut batch = BatchBuilder::new();
-        let mut after: Option<Error> = None;
-        let mut ended = false;
-        match first {
-            None => return,
-            Some(Err(e)) => {
-                deliver(&tx, &cancel, Err(e)).await;
-                return;
+        match (kind, ev.get("text").and_then(Value::as_str)) {
+            (1 | 2, Some(t)) => {
+                let len = if t.is_ascii() {
+                    t.len()
+                } else {
+                    t.encode_utf16().count()
+                };
+                text.push_str(t);
+                let ts = ev.get("timestamp").and_then(Value::as_i64).unwrap_or(0);
+                let _ = write!(meta, "[{kind},{ts},{len}]");
             }
-            Some(Ok(ev)) => {
-                if let Err(e) = batch.push(&ev) {
-                    deliver(&tx, &cancel, Err(e)).await;
-                    return;
-                }
-            }
-        }
-        while !batch.full() {
-            match stream.next().now_or_never() {
-                Some(Some(Ok(ev))) => {
-                    if let Err(e) = batch.push(&ev) {
-                        after = Some(e);
-                        break;
-                    }
-                }
-                Some(Some(Err(e))) => {
-                    after = Some(e);
-                    break;
-                }
-                Some(None) => {
-                    ended = true;
-                    break;
-                }
-                None => break,
-            }
-        }
-        if !deliver(&tx, &cancel, Ok(batch.finish(ended))).await {
-            return;
-        }
-        if let Some(e) = after {
-            deliver(&tx, &cancel, Err(e)).await;
-            return;
-        }
-        if ended {
-            return;
+            _ => meta.push_str(&ev.to_string()),
         }
     }
+    meta.push(']');
+    EventBatch { meta, text, last }
 }
 
-/// Events of one execution, handed to JS in batches.
+/// Events of one started run (an `execution` handle of the session), in batches.
+/// `close` releases the handle, which cancels an unfinished run.
 #[napi]
 pub struct NativeEventStream {
-    feed: Feed<EventBatch>,
+    session: Arc<Session>,
+    handle: u64,
 }
 
 impl NativeEventStream {
-    /// Starts the request and the producer at once and returns without waiting: an
-    /// error opening the stream is what the first `next` reports. (One JS↔runtime
-    /// round trip less per run than awaiting the open first.)
-    pub fn start(s: Arc<Sandbox>, kind: String, args: String) -> Self {
-        let (feed, tx, cancel) = Feed::new();
-        napi::bindgen_prelude::spawn(async move {
-            let opened = tokio::select! {
-                _ = cancel.cancelled() => return,
-                r = open_events(s, &kind, &args) => r,
-            };
-            match opened {
-                Ok(stream) => produce_events(stream, tx, cancel).await,
-                Err(e) => {
-                    deliver(&tx, &cancel, Err(e)).await;
-                }
-            }
-        });
-        NativeEventStream { feed }
+    /// Runs the start op and keeps its handle.
+    pub async fn start(
+        session: Arc<Session>,
+        op: String,
+        args: Value,
+    ) -> std::result::Result<Self, OpError> {
+        let r = session.call(&op, args).await?;
+        let handle = handle_of(&op, &r)?;
+        Ok(NativeEventStream { session, handle })
     }
 }
 
 #[napi]
 impl NativeEventStream {
-    /// The next batch, or `null` at the end. An error ends the stream.
+    /// The execution id (from `init`) is in the first batch; this is the handle.
+    #[napi(getter)]
+    pub fn handle(&self) -> i64 {
+        i64::try_from(self.handle).unwrap_or(i64::MAX)
+    }
+
+    /// The next batch, or `null` after the end. An error of the run is the `end` item.
     #[napi]
     pub async fn next(&self) -> Result<Option<EventBatch>> {
-        self.feed.next().await
+        let args = json!({"handle": self.handle, "max": BATCH_EVENTS});
+        let r = match self.session.call("execution.next_batch", args).await {
+            Ok(r) => r,
+            // Released (closed): the stream is over.
+            Err(e) if e.kind == "invalid_argument" => return Ok(None),
+            Err(e) => return Err(to_napi(e)),
+        };
+        let done = r.get("done").and_then(Value::as_bool).unwrap_or(true);
+        let events = r.get("events").and_then(Value::as_array);
+        match events {
+            Some(ev) if !ev.is_empty() => Ok(Some(encode(ev, done))),
+            _ if done => Ok(None),
+            _ => Ok(Some(encode(&[], false))),
+        }
     }
 
-    /// Closes the connection (a pending `next` resolves with `null`).
+    /// Releases the run (cancelling it when unfinished: the command is interrupted).
     #[napi]
     pub fn close(&self) {
-        self.feed.close();
+        self.session.release(self.handle);
     }
 }
 
-/// Drives a download: joins the chunks available at once into blocks of up to
-/// `CHUNK_BYTES`.
-async fn produce_bytes(
-    mut stream: BytesStream,
-    tx: mpsc::Sender<Batch<Buffer>>,
-    cancel: CancellationToken,
-) {
-    loop {
-        let first = tokio::select! {
-            _ = cancel.cancelled() => return,
-            c = stream.next() => c,
-        };
-        let first = match first {
-            None => return,
-            Some(Err(e)) => {
-                deliver(&tx, &cancel, Err(e)).await;
-                return;
-            }
-            Some(Ok(c)) => c,
-        };
-        let mut buf: Vec<u8> = Vec::with_capacity(CHUNK_BYTES.max(first.len()));
-        buf.extend_from_slice(&first);
-        let mut after: Option<Error> = None;
-        let mut ended = false;
-        while buf.len() < CHUNK_BYTES {
-            match stream.next().now_or_never() {
-                Some(Some(Ok(c))) => buf.extend_from_slice(&c),
-                Some(Some(Err(e))) => {
-                    after = Some(e);
-                    break;
-                }
-                Some(None) => {
-                    ended = true;
-                    break;
-                }
-                None => break,
-            }
-        }
-        if !deliver(&tx, &cancel, Ok(Buffer::from(buf))).await {
-            return;
-        }
-        if let Some(e) = after {
-            deliver(&tx, &cancel, Err(e)).await;
-            return;
-        }
-        if ended {
-            return;
-        }
-    }
-}
-
-/// A download as chunks, read ahead of the consumer.
+/// A download (a `download` handle of the session) as chunks: each `next` joins the
+/// chunks that have already arrived into blocks of up to `CHUNK_BYTES`.
 #[napi]
 pub struct NativeByteStream {
-    feed: Feed<Buffer>,
+    session: Arc<Session>,
+    handle: u64,
+    /// An error met after data that was already handed out: reported next.
+    pending: Arc<StdMutex<Option<OpError>>>,
 }
 
 impl NativeByteStream {
-    pub fn new(s: BytesStream) -> Self {
-        let (feed, tx, cancel) = Feed::new();
-        napi::bindgen_prelude::spawn(produce_bytes(s, tx, cancel));
-        NativeByteStream { feed }
+    /// `download.open`.
+    pub async fn open(session: Arc<Session>, args: Value) -> std::result::Result<Self, OpError> {
+        let r = session.call("download.open", args).await?;
+        let handle = handle_of("download.open", &r)?;
+        Ok(NativeByteStream {
+            session,
+            handle,
+            pending: Arc::new(StdMutex::new(None)),
+        })
     }
 }
 
@@ -391,17 +158,47 @@ impl NativeByteStream {
     /// The next chunk (several network chunks joined, up to 4 MiB), or `null` at the end.
     #[napi]
     pub async fn next(&self) -> Result<Option<Buffer>> {
-        self.feed.next().await
+        if let Some(e) = self.pending.lock().ok().and_then(|mut p| p.take()) {
+            return Err(to_napi(e));
+        }
+        let s = &self.session;
+        let first = match s.download_read(self.handle, CHUNK_BYTES).await {
+            Ok(b) => b,
+            Err(e) if e.kind == "invalid_argument" => return Ok(None),
+            Err(e) => return Err(to_napi(e)),
+        };
+        if first.is_empty() {
+            return Ok(None);
+        }
+        let mut buf: Vec<u8> = Vec::with_capacity(CHUNK_BYTES.min(first.len() * 4));
+        buf.extend_from_slice(&first);
+        while buf.len() < CHUNK_BYTES {
+            // Only what has already arrived (reading a chunk is cancel-safe).
+            match s
+                .download_read(self.handle, CHUNK_BYTES - buf.len())
+                .now_or_never()
+            {
+                Some(Ok(b)) if !b.is_empty() => buf.extend_from_slice(&b),
+                Some(Ok(_)) | None => break,
+                Some(Err(e)) => {
+                    if let Ok(mut p) = self.pending.lock() {
+                        *p = Some(e);
+                    }
+                    break;
+                }
+            }
+        }
+        Ok(Some(Buffer::from(buf)))
     }
 
     /// Closes the download.
     #[napi]
     pub fn close(&self) {
-        self.feed.close();
+        self.session.release(self.handle);
     }
 }
 
-/// `GET /metrics/watch` samples.
+/// `GET /metrics/watch` samples (op-layer `Metrics` objects).
 #[napi]
 pub struct NativeMetricsStream {
     inner: Arc<Mutex<Option<MetricsStream>>>,
@@ -409,19 +206,24 @@ pub struct NativeMetricsStream {
 }
 
 impl NativeMetricsStream {
-    pub fn new(s: MetricsStream) -> Self {
-        NativeMetricsStream {
-            inner: Arc::new(Mutex::new(Some(s))),
+    /// Opens the watch of the sandbox of `args` (`{sandbox}`).
+    pub async fn open(session: Arc<Session>, args: Value) -> std::result::Result<Self, OpError> {
+        const OP: &str = "metrics.watch";
+        let a: SandboxArgs = parse(OP, args)?;
+        let sb = session.sandbox(OP, &a).await?;
+        let stream = sb.execd().watch_metrics().await?;
+        Ok(NativeMetricsStream {
+            inner: Arc::new(Mutex::new(Some(stream))),
             cancel: CancellationToken::new(),
-        }
+        })
     }
 }
 
 #[napi]
 impl NativeMetricsStream {
-    /// The next sample as JSON, or `null` at the end.
+    /// The next sample, or `null` at the end.
     #[napi]
-    pub async fn next(&self) -> Result<Option<String>> {
+    pub async fn next(&self) -> Result<Option<Value>> {
         let inner = self.inner.clone();
         let cancel = self.cancel.clone();
         let mut guard = inner.lock().await;
@@ -439,9 +241,9 @@ impl NativeMetricsStream {
             }
             Some(Err(e)) => {
                 *guard = None;
-                Err(to_napi(e))
+                Err(to_napi(e.into()))
             }
-            Some(Ok(m)) => Ok(Some(metrics(&m).to_string())),
+            Some(Ok(m)) => Ok(Some(opensandbox_bindings::convert::metrics(&m))),
         }
     }
 
@@ -455,19 +257,8 @@ impl NativeMetricsStream {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct UploadMeta {
-    path: String,
-    mode: Option<u32>,
-    owner: Option<String>,
-    group: Option<String>,
-    #[serde(default)]
-    streamed: bool,
-}
-
 type Chunk = std::io::Result<Bytes>;
-type UploadResult = std::result::Result<(), Error>;
+type UploadResult = std::result::Result<(), OpError>;
 
 /// One multipart upload in flight: in-memory entries were handed over at start,
 /// streamed entries are fed chunk by chunk (bounded channel = backpressure).
@@ -478,42 +269,52 @@ pub struct NativeUpload {
 }
 
 impl NativeUpload {
+    /// Parses `files.write_files` arguments (entries without data) and starts the
+    /// request; entry `i` takes `buffers[i]`, or is streamed when it is null.
     pub fn start(
-        s: Arc<Sandbox>,
-        meta: &str,
+        session: Arc<Session>,
+        args: Value,
         buffers: Vec<Option<Buffer>>,
-    ) -> CoreResult<NativeUpload> {
-        let metas: Vec<UploadMeta> = parse_args("files.write_files", meta)?;
-        if metas.len() != buffers.len() {
-            return Err(Error::invalid_argument(
-                "files.write_files",
-                "one buffer slot per entry expected",
+    ) -> std::result::Result<NativeUpload, OpError> {
+        const OP: &str = "files.write_files";
+        let a: WriteFilesArgs = parse(OP, args)?;
+        if a.entries.len() != buffers.len() {
+            return Err(OpError::invalid(
+                OP,
+                format!("{OP}: one buffer slot per entry expected"),
             ));
         }
-        let mut entries = Vec::with_capacity(metas.len());
-        let mut senders = Vec::with_capacity(metas.len());
-        for (m, b) in metas.into_iter().zip(buffers) {
-            let data = if m.streamed {
-                let (tx, rx) = mpsc::channel::<Chunk>(8);
-                senders.push(Some(tx));
-                let st = futures_util::stream::unfold(rx, |mut rx| async move {
-                    rx.recv().await.map(|c| (c, rx))
-                });
-                WriteData::Stream(Box::pin(st))
-            } else {
-                senders.push(None);
-                let bytes = b.map(|b| Bytes::copy_from_slice(&b)).unwrap_or_default();
-                WriteData::Bytes(bytes)
+        let mut entries = Vec::with_capacity(a.entries.len());
+        let mut senders = Vec::with_capacity(a.entries.len());
+        for (e, b) in a.entries.iter().zip(buffers) {
+            let data = match b {
+                Some(b) => {
+                    senders.push(None);
+                    WriteData::Bytes(Bytes::copy_from_slice(&b))
+                }
+                None => {
+                    let (tx, rx) = mpsc::channel::<Chunk>(8);
+                    senders.push(Some(tx));
+                    let st = futures_util::stream::unfold(rx, |mut rx| async move {
+                        rx.recv().await.map(|c| (c, rx))
+                    });
+                    WriteData::Stream(Box::pin(st))
+                }
             };
-            let mut e = WriteEntry::new(m.path, data);
-            e.mode = m.mode;
-            e.owner = m.owner;
-            e.group = m.group;
-            entries.push(e);
+            let mut w = WriteEntry::new(e.path.clone(), data);
+            w.mode = e.mode;
+            w.owner = e.owner.clone();
+            w.group = e.group.clone();
+            entries.push(w);
         }
         let (tx, rx) = oneshot::channel::<UploadResult>();
         napi::bindgen_prelude::spawn(async move {
-            let _ = tx.send(s.execd().write_files(entries).await);
+            let r = async {
+                let sb = session.sandbox(OP, &a).await?;
+                sb.execd().write_files(entries).await.map_err(OpError::from)
+            }
+            .await;
+            let _ = tx.send(r);
         });
         Ok(NativeUpload {
             senders: Arc::new(StdMutex::new(senders)),
@@ -574,7 +375,7 @@ impl NativeUpload {
             None => Ok(()),
             Some(h) => match h.await {
                 Ok(r) => r.map_err(to_napi),
-                Err(_) => Err(to_napi(Error::internal(
+                Err(_) => Err(to_napi(OpError::internal(
                     "files.write_files",
                     "upload task ended without a result",
                 ))),

@@ -152,9 +152,67 @@ test('errors: official classes, status, server code, request id from X-Request-I
   await assert.rejects(sbx.files.readFile('/tmp/nope/missing'), (e) => e instanceof SandboxApiException && e.statusCode === 404);
 });
 
+test('errors keep the raw response body; create passes volumes and credentialProxy', { skip }, async () => {
+  const m = SandboxManager.create();
+  await assert.rejects(m.getSandboxInfo('does-not-exist'), (e) => {
+    assert.ok(e instanceof SandboxApiException);
+    assert.equal(typeof e.rawBody, 'object');
+    assert.equal(e.rawBody.code, e.error.code);
+    assert.equal(typeof e.rawBody.message, 'string');
+    return true;
+  });
+  // The server validates what reaches it: each rejection proves the option was sent.
+  const create = (o) => Sandbox.create({ image: 'python:3.11', skipHealthCheck: true, ...o });
+  await assert.rejects(create({ volumes: [{ name: 'v', mountPath: 'relative', host: { path: '/tmp' } }] }), (e) => {
+    assert.ok(e instanceof SandboxApiException);
+    assert.equal(e.statusCode, 400);
+    assert.deepEqual(e.rawBody, { code: 'VOLUME::INVALID_MOUNT_PATH', message: e.rawBody.message });
+    return true;
+  });
+  await assert.rejects(create({ volumes: [{ name: 'v', mountPath: '/v', pvc: { claimName: 'c' } }] }), (e) => {
+    assert.ok(e instanceof SandboxApiException);
+    assert.match(e.rawBody.message, /only host volumes/);
+    return true;
+  });
+  await assert.rejects(create({ credentialProxy: { enabled: true } }), (e) => {
+    assert.ok(e instanceof SandboxApiException);
+    assert.match(e.rawBody.message, /credentialProxy/);
+    return true;
+  });
+  await assert.rejects(create({ platform: { os: 'windows', arch: 'amd64' } }), (e) => {
+    assert.ok(e instanceof SandboxApiException);
+    assert.match(e.rawBody.message, /windows/);
+    return true;
+  });
+  // The core has no token field: a clear InvalidArgumentException, nothing sent.
+  await assert.rejects(create({ image: { uri: 'python:3.11', auth: { token: 't' } } }), InvalidArgumentException);
+});
+
+test('getInfo returns platform and extensions', { skip }, async () => {
+  const arch = process.arch === 'arm64' ? 'arm64' : 'amd64';
+  const s = await Sandbox.create({
+    image: { uri: 'python:3.11', auth: { username: 'u', password: 'p' } },
+    platform: { os: 'linux', arch },
+    extensions: { note: 'node-test' },
+    metadata: { suite: 'node' },
+  });
+  try {
+    const info = await s.getInfo();
+    assert.deepEqual(info.platform, { os: 'linux', arch });
+    assert.deepEqual(info.extensions, { note: 'node-test' });
+    const listed = await s.sandboxes.getSandboxInfo(s.id);
+    assert.deepEqual(listed.platform, { os: 'linux', arch });
+    assert.equal(listed.extensions.note, 'node-test');
+  } finally {
+    await s.kill();
+  }
+});
+
 test('lifecycle: info, metadata, renew, list, endpoint, metrics, manager', { skip }, async () => {
   const info = await sbx.getInfo();
   assert.equal(info.id, sbx.id);
+  assert.equal(info.platform, undefined);
+  assert.equal(info.extensions, undefined);
   assert.equal(info.status.state, 'Running');
   assert.ok(info.createdAt instanceof Date && info.expiresAt instanceof Date);
   const r = await sbx.renew(1200);

@@ -1,133 +1,103 @@
-//! Core models → the result shapes of PROTOCOL.md §2.2 (snake_case, RFC 3339 times,
-//! absent values as null). Written out field by field: the protocol's shapes are the
-//! contract, whatever the core's serde attributes are.
+//! Python values ↔ JSON values, the only conversion between the Python layer and the
+//! op layer (`opensandbox-bindings`): op arguments are Python dicts, results come
+//! back as dicts, lists, str, int, float, bool and None. No JSON text in between.
 
-use opensandbox_core::models::{
-    CodeContext, CommandLogs, CommandStatus, DiagnosticContent, Endpoint, EntryInfo, NetworkPolicy,
-    PaginationInfo, SandboxInfo, SandboxMetrics, SnapshotInfo,
-};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde_json::{Map, Number, Value};
 
-use serde_json::{json, Value};
+/// Nesting deeper than this is refused (arguments are shallow; this guards recursion).
+const MAX_DEPTH: usize = 64;
 
-/// An optional time as an RFC 3339 string or null (the closure keeps chrono's type
-/// out of this crate's dependencies).
-macro_rules! time {
-    ($t:expr) => {
-        match &$t {
-            Some(t) => Value::String(t.to_rfc3339()),
-            None => Value::Null,
+/// A Python value as JSON: None, bool, int, float, str, dict (str keys), list, tuple.
+pub fn to_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    to_value_at(obj, 0)
+}
+
+fn to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+    if depth > MAX_DEPTH {
+        return Err(PyTypeError::new_err("argument nested too deeply"));
+    }
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    // bool before int: a Python bool is an int.
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(Value::Number(i.into()));
         }
-    };
+        if let Ok(u) = obj.extract::<u64>() {
+            return Ok(Value::Number(u.into()));
+        }
+        return Err(PyTypeError::new_err("integer argument out of range"));
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Number::from_f64(f.value())
+            .map(Value::Number)
+            .ok_or_else(|| PyTypeError::new_err("a float argument must be finite"));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Value::String(s.extract::<String>()?));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut m = Map::new();
+        for (k, v) in d.iter() {
+            let key = k
+                .cast::<PyString>()
+                .map_err(|_| PyTypeError::new_err("argument dict keys must be str"))?
+                .extract::<String>()?;
+            m.insert(key, to_value_at(&v, depth + 1)?);
+        }
+        return Ok(Value::Object(m));
+    }
+    if let Ok(l) = obj.cast::<PyList>() {
+        return l.iter().map(|v| to_value_at(&v, depth + 1)).collect();
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        return t.iter().map(|v| to_value_at(&v, depth + 1)).collect();
+    }
+    Err(PyTypeError::new_err(format!(
+        "unsupported argument type {}",
+        obj.get_type().name()?
+    )))
 }
 
-pub fn sandbox_info(s: &SandboxInfo) -> Value {
-    json!({
-        "id": s.id,
-        "status": {
-            "state": s.status.state.as_str(),
-            "reason": s.status.reason,
-            "message": s.status.message,
-            "last_transition_at": time!(s.status.last_transition_at),
-        },
-        "entrypoint": s.entrypoint,
-        "expires_at": time!(s.expires_at),
-        "created_at": time!(s.created_at),
-        "image": s.image.as_ref().map(|i| json!({"uri": i.uri})),
-        "snapshot_id": s.snapshot_id,
-        "metadata": s.metadata,
+/// A JSON value as a Python object.
+pub fn to_py(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
+    Ok(match v {
+        Value::Null => py.None(),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any().unbind(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any().unbind()
+            } else if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any().unbind()
+            } else {
+                n.as_f64()
+                    .unwrap_or(f64::NAN)
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind()
+            }
+        }
+        Value::String(s) => PyString::new(py, s).into_any().unbind(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_py(py, item)?)?;
+            }
+            list.into_any().unbind()
+        }
+        Value::Object(m) => {
+            let d = PyDict::new(py);
+            for (k, item) in m {
+                d.set_item(k, to_py(py, item)?)?;
+            }
+            d.into_any().unbind()
+        }
     })
-}
-
-pub fn pagination(p: &PaginationInfo) -> Value {
-    json!({
-        "page": p.page,
-        "page_size": p.page_size,
-        "total_items": p.total_items,
-        "total_pages": p.total_pages,
-        "has_next_page": p.has_next_page,
-    })
-}
-
-pub fn snapshot(s: &SnapshotInfo) -> Value {
-    json!({
-        "id": s.id,
-        "sandbox_id": s.sandbox_id,
-        "name": s.name,
-        "status": {
-            "state": s.status.state.as_str(),
-            "reason": s.status.reason,
-            "message": s.status.message,
-        },
-        "created_at": time!(s.created_at),
-    })
-}
-
-pub fn endpoint(e: &Endpoint) -> Value {
-    json!({"endpoint": e.endpoint, "headers": e.headers})
-}
-
-pub fn metrics(m: &SandboxMetrics) -> Value {
-    json!({
-        "cpu_count": m.cpu_count,
-        "cpu_used_percentage": m.cpu_used_percentage,
-        "memory_total_in_mib": m.memory_total_in_mib,
-        "memory_used_in_mib": m.memory_used_in_mib,
-        "timestamp": m.timestamp,
-    })
-}
-
-pub fn network_policy(p: &NetworkPolicy) -> Value {
-    json!({
-        "default_action": p.default_action,
-        "egress": p.egress.iter().map(|r| json!({"action": r.action, "target": r.target})).collect::<Vec<_>>(),
-    })
-}
-
-pub fn diagnostic(d: &DiagnosticContent) -> Value {
-    json!({
-        "sandbox_id": d.sandbox_id,
-        "kind": d.kind,
-        "scope": d.scope,
-        "delivery": d.delivery,
-        "content_type": d.content_type,
-        "truncated": d.truncated,
-        "content": d.content,
-        "content_url": d.content_url,
-        "content_length": d.content_length,
-        "expires_at": time!(d.expires_at),
-        "warnings": d.warnings,
-    })
-}
-
-pub fn command_status(s: &CommandStatus) -> Value {
-    json!({
-        "id": s.id,
-        "content": s.content,
-        "running": s.running,
-        "exit_code": s.exit_code,
-        "error": s.error,
-        "started_at": time!(s.started_at),
-        "finished_at": time!(s.finished_at),
-    })
-}
-
-pub fn command_logs(l: &CommandLogs) -> Value {
-    json!({"content": l.content, "cursor": l.cursor})
-}
-
-pub fn entry(e: &EntryInfo) -> Value {
-    json!({
-        "path": e.path,
-        "type": serde_json::to_value(e.entry_type).unwrap_or(Value::Null),
-        "mode": e.mode,
-        "owner": e.owner,
-        "group": e.group,
-        "size": e.size,
-        "modified_at": time!(e.modified_at),
-        "created_at": time!(e.created_at),
-    })
-}
-
-pub fn context(c: &CodeContext) -> Value {
-    json!({"id": c.id, "language": c.language})
 }

@@ -1,88 +1,76 @@
 //! `opensandbox._native`: the pyo3 extension module under the Python package
-//! `opensandbox`.
+//! `opensandbox`. Transport only: every operation is an op of the one op layer
+//! (`opensandbox-bindings`, see bindings/common/README.md), called by name with a
+//! Python dict of arguments in the op layer's spelling, its result handed back as
+//! Python values.
 //!
-//! A deliberately small surface: a [`Client`] (one connection configuration) runs
-//! named operations of `opensandbox-core` ([`ops::dispatch`]) either blocking (the GIL
-//! is released while it waits) or as a task on the core's runtime that calls a Python
-//! callback when it ends ([`Task::cancel`] aborts the Rust future, which closes its
-//! connection). Executions, downloads and metrics watches come back as stream
-//! objects whose items are fetched in batches the same two ways. The Python layer
-//! (`opensandbox/_bridge.py`) turns this into the official SDK's classes.
+//! - A [`Client`] is one op-layer `Session` over one connection configuration.
+//! - `call` runs an op blocking (the GIL released while it waits); `call_async` runs
+//!   it on the core's runtime and calls `done(ok, value)` when it ends. The returned
+//!   [`Task`]'s `cancel()` drops the Rust future, which closes its connection.
+//! - Executions are the op layer's started runs: the Python layer pulls batches with
+//!   `execution.next_batch` and reads the folded outcome (exit code, ...) from the
+//!   final `end` item; user handlers run on the caller's thread, never on a runtime
+//!   worker.
+//! - Bytes that do not fit JSON: `read_bytes`, `read_chunk` (of a `download.open`
+//!   handle), `write_files` data from bytes / str / file objects (streamed), and
+//!   the metrics watch.
 //!
-//! Every `#[pymethods]` function returns `PyResult`; errors of the core become
-//! `NativeError(kind, message, status, code, request_id, operation)`.
+//! Errors of the op layer become `NativeError(kind, message, status, code,
+//! request_id, operation)`.
 
-mod args;
 mod convert;
-mod ops;
 
 use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use futures_util::{FutureExt, StreamExt};
-use opensandbox_core::{runtime, ExecutionBuilder, ServerEvent};
+use futures_util::StreamExt;
+use opensandbox_bindings::args::{
+    parse, ConnectionArgs, ConnectionRef, SandboxArgs, WriteFilesArgs,
+};
+use opensandbox_bindings::{OpError, Session};
+use opensandbox_core::{runtime, WriteData, WriteEntry};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyString};
 use serde_json::Value;
 use tokio::sync::Mutex as AsyncMutex;
-
-use crate::ops::{Blob, Failure, Out, State};
 
 pyo3::create_exception!(
     _native,
     NativeError,
     PyException,
-    "An error of the client core: args are (kind, message, status, code, request_id, operation)."
+    "An error of the op layer: args are (kind, message, status, code, request_id, operation)."
 );
 
-/// Most events handed to Python in one batch.
-const MAX_BATCH: usize = 4096;
 /// Chunk size when reading a Python file-like object for an upload.
 const READ_CHUNK: usize = 1024 * 1024;
 
-fn failure_to_pyerr(f: Failure) -> PyErr {
-    match f {
-        Failure::Sdk(e) => NativeError::new_err((
-            e.kind().as_str(),
-            e.message().to_owned(),
-            e.status(),
-            e.code().map(str::to_owned),
-            e.request_id().map(str::to_owned),
-            e.operation().to_owned(),
-        )),
-        Failure::Driver(m) => NativeError::new_err((
-            "invalid_argument",
-            m,
-            None::<u16>,
-            None::<String>,
-            None::<String>,
-            "",
-        )),
-    }
+fn op_err(e: OpError) -> PyErr {
+    let e = *e.0;
+    NativeError::new_err((
+        e.kind,
+        e.message,
+        e.status,
+        e.code,
+        e.request_id,
+        e.operation.unwrap_or_default(),
+    ))
 }
 
-fn core_err(e: opensandbox_core::Error) -> PyErr {
-    failure_to_pyerr(Failure::Sdk(e))
+/// What an async call hands back: a JSON result, or bytes.
+enum Out {
+    Json(Value),
+    Bytes(Bytes),
 }
 
-fn parse_json(text: &str, what: &str) -> PyResult<Value> {
-    serde_json::from_str(text)
-        .map_err(|e| failure_to_pyerr(Failure::Driver(format!("{what} is not valid JSON: {e}"))))
-}
-
-/// An operation's result as a Python object: JSON text, bytes, None or a stream.
 fn out_to_py(py: Python<'_>, out: Out) -> PyResult<Py<PyAny>> {
-    Ok(match out {
-        Out::Null => py.None(),
-        Out::Json(v) => PyString::new(py, &v.to_string()).into_any().unbind(),
-        Out::Bytes(b) => PyBytes::new(py, &b).into_any().unbind(),
-        Out::Exec(stream, kind) => Py::new(py, ExecStream::spawn(stream, kind))?.into_any(),
-        Out::Read(stream) => Py::new(py, Chunks::spawn(stream))?.into_any(),
-        Out::Metrics(stream) => Py::new(py, Chunks::spawn_metrics(stream))?.into_any(),
-    })
+    match out {
+        Out::Json(v) => convert::to_py(py, &v),
+        Out::Bytes(b) => Ok(PyBytes::new(py, &b).into_any().unbind()),
+    }
 }
 
 /// Calls `done(ok, value)` with the GIL held; a failing callback is reported, never
@@ -102,16 +90,26 @@ fn complete(done: Py<PyAny>, result: PyResult<Py<PyAny>>) {
 /// Runs `fut` on the core's runtime and reports its outcome through `done`.
 fn spawn_with_callback<F>(fut: F, done: Py<PyAny>) -> Task
 where
-    F: Future<Output = PyResult<Out>> + Send + 'static,
+    F: Future<Output = Result<Out, OpError>> + Send + 'static,
 {
     let handle = runtime::runtime().spawn(async move {
         let result = fut.await;
-        let converted = Python::attach(|py| result.and_then(|out| out_to_py(py, out)));
+        let converted =
+            Python::attach(|py| result.map_err(op_err).and_then(|out| out_to_py(py, out)));
         complete(done, converted);
     });
     Task {
         abort: handle.abort_handle(),
     }
+}
+
+/// Waits for `fut` on the core's runtime with the GIL released.
+fn block<F>(py: Python<'_>, fut: F) -> PyResult<Py<PyAny>>
+where
+    F: Future<Output = Result<Out, OpError>> + Send,
+{
+    let out = py.detach(|| runtime::block_on(fut)).map_err(op_err)?;
+    out_to_py(py, out)
 }
 
 /// A running asynchronous call. `cancel()` aborts the Rust future (dropping it closes
@@ -131,26 +129,27 @@ impl Task {
 
 /// Takes the upload data of `files.write_files` entries from Python objects: bytes-like,
 /// str (UTF-8) or an object with `read(n)`, streamed chunk by chunk.
-fn blob_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Option<Blob>> {
+fn blob_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Option<WriteData>> {
     if obj.is_none() {
         return Ok(None);
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(Some(Blob::Text(s.extract::<String>()?)));
+        return Ok(Some(WriteData::Text(s.extract::<String>()?)));
     }
     if let Ok(b) = obj.extract::<Cow<'_, [u8]>>() {
-        return Ok(Some(Blob::Bytes(Bytes::copy_from_slice(&b))));
+        return Ok(Some(WriteData::Bytes(Bytes::copy_from_slice(&b))));
     }
     if obj.hasattr("read")? {
         if let Some(data) = os_file(obj) {
-            return Ok(Some(Blob::Stream(data)));
+            return Ok(Some(data));
         }
         let len = remaining_len(obj);
         let reader: Py<PyAny> = obj.clone().unbind();
-        return Ok(Some(Blob::Stream(reader_stream(reader, len))));
+        return Ok(Some(reader_stream(reader, len)));
     }
-    Err(failure_to_pyerr(Failure::Driver(
-        "file data must be str, bytes or a readable file object".into(),
+    Err(op_err(OpError::invalid(
+        "files.write_files",
+        "file data must be str, bytes or a readable file object",
     )))
 }
 
@@ -238,45 +237,126 @@ fn reader_stream(reader: Py<PyAny>, len: Option<u64>) -> opensandbox_core::Write
     }
 }
 
-/// One connection configuration and the sandbox handles made through it.
+/// `files.write_files` with the entries' data taken from Python objects: entry `i`
+/// (path, mode, owner, group, or inline `data`) gets `blobs[i]` when given, so bytes
+/// and file objects stream without a JSON copy. The arguments, the sandbox and the
+/// error payload are the op layer's.
+async fn write_files(
+    session: Arc<Session>,
+    args: Value,
+    mut blobs: Vec<Option<WriteData>>,
+) -> Result<Out, OpError> {
+    const OP: &str = "files.write_files";
+    let a: WriteFilesArgs = parse(OP, args)?;
+    let sb = session.sandbox(OP, &a).await?;
+    let mut entries = Vec::with_capacity(a.entries.len());
+    for (i, e) in a.entries.into_iter().enumerate() {
+        let data = match blobs.get_mut(i).and_then(Option::take) {
+            Some(d) => d,
+            None => WriteData::Text(e.data.unwrap_or_default()),
+        };
+        let mut w = WriteEntry::new(e.path, data);
+        w.mode = e.mode;
+        w.owner = e.owner;
+        w.group = e.group;
+        entries.push(w);
+    }
+    sb.execd().write_files(entries).await?;
+    Ok(Out::Json(Value::Null))
+}
+
+/// One op-layer session over one connection configuration, shared by every handle
+/// made from that configuration.
 #[pyclass(frozen, module = "opensandbox._native")]
 struct Client {
-    state: Arc<State>,
+    session: Arc<Session>,
 }
 
 impl Client {
+    /// The future of `op` (`files.write_files` with `blobs` takes the Python data).
     fn prepare(
         &self,
         op: String,
-        args: &str,
+        args: &Bound<'_, PyAny>,
         blobs: Option<&Bound<'_, PyList>>,
-    ) -> PyResult<impl Future<Output = PyResult<Out>> + Send + 'static> {
-        let args = parse_json(args, "args")?;
-        let mut data = Vec::new();
-        if let Some(list) = blobs {
-            for item in list.iter() {
-                data.push(blob_from_py(&item)?);
+    ) -> PyResult<impl Future<Output = Result<Out, OpError>> + Send + 'static> {
+        let args = convert::to_value(args)
+            .map_err(|e| op_err(OpError::invalid(&op, format!("{op}: {e}"))))?;
+        let session = self.session.clone();
+        let data = match blobs {
+            Some(list) if op == "files.write_files" => Some(
+                list.iter()
+                    .map(|item| blob_from_py(&item))
+                    .collect::<PyResult<Vec<_>>>()?,
+            ),
+            Some(_) => {
+                return Err(op_err(OpError::invalid(
+                    &op,
+                    format!("{op}: takes no data objects"),
+                )))
             }
-        }
-        let state = self.state.clone();
+            None => None,
+        };
         Ok(async move {
-            ops::dispatch(state, op, args, data)
-                .await
-                .map_err(failure_to_pyerr)
+            match data {
+                Some(data) => write_files(session, args, data).await,
+                None => session.call(&op, args).await.map(Out::Json),
+            }
+        })
+    }
+
+    fn read_bytes_fut(
+        &self,
+        args: &Bound<'_, PyAny>,
+    ) -> PyResult<impl Future<Output = Result<Out, OpError>> + Send + 'static> {
+        let args = convert::to_value(args)?;
+        let session = self.session.clone();
+        Ok(async move { session.read_bytes(args).await.map(Out::Bytes) })
+    }
+
+    fn read_chunk_fut(
+        &self,
+        handle: u64,
+        max: usize,
+    ) -> impl Future<Output = Result<Out, OpError>> + Send + 'static {
+        let session = self.session.clone();
+        async move { session.download_read(handle, max).await.map(Out::Bytes) }
+    }
+
+    fn watch_fut(
+        &self,
+        args: &Bound<'_, PyAny>,
+    ) -> PyResult<
+        impl Future<Output = Result<opensandbox_core::MetricsStream, OpError>> + Send + 'static,
+    > {
+        const OP: &str = "metrics.watch";
+        let a: SandboxArgs = parse(OP, convert::to_value(args)?).map_err(op_err)?;
+        let session = self.session.clone();
+        Ok(async move {
+            let sb = session.sandbox(OP, &a).await?;
+            Ok(sb.execd().watch_metrics().await?)
         })
     }
 }
 
 #[pymethods]
 impl Client {
-    /// A client over `config` (JSON: domain, api_key, protocol, request_timeout_s,
-    /// headers, user_agent, use_server_proxy).
+    /// A session over `config` (`config.new` arguments of the op layer: domain,
+    /// api_key, protocol, request_timeout_s, headers, user_agent, use_server_proxy;
+    /// absent keys fall back to the environment and the core's defaults).
     #[new]
-    fn new(config: &str) -> PyResult<Self> {
-        let cfg = parse_json(config, "config")?;
-        let state = State::new(&cfg).map_err(failure_to_pyerr)?;
+    fn new(config: &Bound<'_, PyAny>) -> PyResult<Self> {
+        const OP: &str = "config.new";
+        let c: ConnectionArgs = parse(OP, convert::to_value(config)?).map_err(op_err)?;
+        // The op layer applies the overrides: a config handle of a scratch session,
+        // whose configuration becomes this session's base.
+        let scratch = Session::new();
+        let h = scratch.new_config(OP, &c).map_err(op_err)?;
+        let (cfg, _) = scratch
+            .config(OP, Some(&ConnectionRef::Handle(h)))
+            .map_err(op_err)?;
         Ok(Client {
-            state: Arc::new(state),
+            session: Arc::new(Session::with_config(cfg)),
         })
     }
 
@@ -286,12 +366,11 @@ impl Client {
         &self,
         py: Python<'_>,
         op: String,
-        args: &str,
+        args: &Bound<'_, PyAny>,
         blobs: Option<&Bound<'_, PyList>>,
     ) -> PyResult<Py<PyAny>> {
         let fut = self.prepare(op, args, blobs)?;
-        let out = py.detach(|| runtime::block_on(fut))?;
-        out_to_py(py, out)
+        block(py, fut)
     }
 
     /// Starts `op` on the core's runtime; `done(ok, value)` is called when it ends.
@@ -299,7 +378,7 @@ impl Client {
     fn call_async(
         &self,
         op: String,
-        args: &str,
+        args: &Bound<'_, PyAny>,
         done: Py<PyAny>,
         blobs: Option<&Bound<'_, PyList>>,
     ) -> PyResult<Task> {
@@ -307,308 +386,110 @@ impl Client {
         Ok(spawn_with_callback(fut, done))
     }
 
-    /// Drops the kept handle of a sandbox.
-    fn forget(&self, sandbox_id: &str) {
-        self.state.forget(sandbox_id);
+    /// The bytes of a file (`files.read_bytes` arguments), blocking.
+    fn read_bytes(&self, py: Python<'_>, args: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let fut = self.read_bytes_fut(args)?;
+        block(py, fut)
     }
-}
 
-/// One event as a tuple for Python.
-fn event_to_py(py: Python<'_>, ev: &ServerEvent) -> PyResult<Py<PyAny>> {
-    let t = match ev {
-        ServerEvent::Init { id, timestamp } => {
-            ("init", id.as_str(), *timestamp).into_pyobject(py)?
-        }
-        ServerEvent::Stdout(m) => ("stdout", m.text.as_str(), m.timestamp).into_pyobject(py)?,
-        ServerEvent::Stderr(m) => ("stderr", m.text.as_str(), m.timestamp).into_pyobject(py)?,
-        ServerEvent::Result(r) => (
-            "result",
-            r.text.as_deref(),
-            r.timestamp,
-            Value::Object(r.raw.clone()).to_string(),
-        )
-            .into_pyobject(py)?,
-        ServerEvent::ExecutionCount { count, timestamp } => {
-            ("count", *count, *timestamp).into_pyobject(py)?
-        }
-        ServerEvent::Status { text, timestamp } => {
-            ("status", text.as_str(), *timestamp).into_pyobject(py)?
-        }
-        ServerEvent::Error(e) => (
-            "error",
-            e.name.as_str(),
-            e.value.as_str(),
-            e.timestamp,
-            e.traceback.clone(),
-        )
-            .into_pyobject(py)?,
-        ServerEvent::Complete(c) => {
-            ("complete", c.timestamp, c.execution_time_ms).into_pyobject(py)?
-        }
-    };
-    Ok(t.into_any().unbind())
-}
+    /// The bytes of a file, as a task.
+    fn read_bytes_async(&self, args: &Bound<'_, PyAny>, done: Py<PyAny>) -> PyResult<Task> {
+        Ok(spawn_with_callback(self.read_bytes_fut(args)?, done))
+    }
 
-enum ExecMsg {
-    Events(Vec<ServerEvent>),
-    /// The exit code per the official rules, after the last event.
-    End(Option<i32>),
-    Failed(opensandbox_core::Error),
+    /// Up to `max` bytes of download `handle` (`download.open`); empty at the end.
+    fn read_chunk(&self, py: Python<'_>, handle: u64, max: usize) -> PyResult<Py<PyAny>> {
+        block(py, self.read_chunk_fut(handle, max))
+    }
+
+    /// [`Client::read_chunk`] as a task.
+    fn read_chunk_async(&self, handle: u64, max: usize, done: Py<PyAny>) -> Task {
+        spawn_with_callback(self.read_chunk_fut(handle, max), done)
+    }
+
+    /// Opens the metrics watch of a sandbox (`{sandbox}`), blocking.
+    fn watch_metrics(&self, py: Python<'_>, args: &Bound<'_, PyAny>) -> PyResult<Watch> {
+        let fut = self.watch_fut(args)?;
+        let stream = py.detach(|| runtime::block_on(fut)).map_err(op_err)?;
+        Ok(Watch::spawn(stream))
+    }
+
+    /// Opens the metrics watch as a task; `done(ok, Watch)`.
+    fn watch_metrics_async(&self, args: &Bound<'_, PyAny>, done: Py<PyAny>) -> PyResult<Task> {
+        let fut = self.watch_fut(args)?;
+        let handle = runtime::runtime().spawn(async move {
+            let result = fut.await;
+            let value = Python::attach(|py| match result {
+                Ok(stream) => Py::new(py, Watch::spawn(stream)).map(Py::into_any),
+                Err(e) => Err(op_err(e)),
+            });
+            complete(done, value);
+        });
+        Ok(Task {
+            abort: handle.abort_handle(),
+        })
+    }
+
+    /// Drops the kept handle of a sandbox id.
+    fn forget(&self, sandbox_id: &str) {
+        self.session.forget(sandbox_id);
+    }
 }
 
 type Receiver<T> = Arc<AsyncMutex<tokio::sync::mpsc::Receiver<T>>>;
 
-/// The events of one execution, in order, fetched in batches. Dropping it (or
-/// `close()`) aborts the reader, which closes the connection.
+/// A metrics watch: samples (op-layer `Metrics` dicts) fetched one at a time.
+/// Dropping it (or `close()`) closes the connection.
 #[pyclass(frozen, module = "opensandbox._native")]
-struct ExecStream {
-    rx: Receiver<ExecMsg>,
+struct Watch {
+    rx: Receiver<Result<Value, OpError>>,
     abort: tokio::task::AbortHandle,
 }
 
-impl ExecStream {
-    fn spawn(
-        mut stream: opensandbox_core::EventStream,
-        kind: opensandbox_core::ExecutionKind,
-    ) -> Self {
-        let (tx, rx) = tokio::sync::mpsc::channel(8);
-        let handle = runtime::runtime().spawn(async move {
-            let mut builder = ExecutionBuilder::new(kind).skip_accumulation(true);
-            loop {
-                let first = match stream.next().await {
-                    None => break,
-                    Some(Err(e)) => {
-                        let _ = tx.send(ExecMsg::Failed(e)).await;
-                        return;
-                    }
-                    Some(Ok(ev)) => ev,
-                };
-                let mut batch = vec![first];
-                let mut failed = None;
-                while batch.len() < MAX_BATCH {
-                    match stream.next().now_or_never() {
-                        Some(Some(Ok(ev))) => batch.push(ev),
-                        Some(Some(Err(e))) => {
-                            failed = Some(e);
-                            break;
-                        }
-                        _ => break,
-                    }
-                }
-                for ev in &batch {
-                    // Only the exit-code bookkeeping: no handlers on this side.
-                    if let Err(e) = builder.apply(ev.clone(), &mut ()) {
-                        failed = Some(e);
-                    }
-                }
-                if tx.send(ExecMsg::Events(batch)).await.is_err() {
-                    return;
-                }
-                if let Some(e) = failed {
-                    let _ = tx.send(ExecMsg::Failed(e)).await;
-                    return;
-                }
-            }
-            let _ = tx.send(ExecMsg::End(builder.finish().exit_code)).await;
-        });
-        ExecStream {
-            rx: Arc::new(AsyncMutex::new(rx)),
-            abort: handle.abort_handle(),
-        }
-    }
-}
-
-/// Next message as a Python value: a list of event tuples, `("end", exit_code)`, or
-/// `None` after the end.
-fn exec_msg_to_py(py: Python<'_>, msg: Option<ExecMsg>) -> PyResult<Py<PyAny>> {
-    match msg {
-        None => Ok(py.None()),
-        Some(ExecMsg::Events(batch)) => {
-            let items = batch
-                .iter()
-                .map(|e| event_to_py(py, e))
-                .collect::<PyResult<Vec<_>>>()?;
-            Ok(PyList::new(py, items)?.into_any().unbind())
-        }
-        Some(ExecMsg::End(code)) => Ok(PyTuple::new(
-            py,
-            [
-                "end".into_pyobject(py)?.into_any(),
-                code.into_pyobject(py)?.into_any(),
-            ],
-        )?
-        .into_any()
-        .unbind()),
-        Some(ExecMsg::Failed(e)) => Err(core_err(e)),
-    }
-}
-
-#[pymethods]
-impl ExecStream {
-    /// Blocks (GIL released) for the next batch; see `exec_msg_to_py`.
-    fn next_batch(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let rx = self.rx.clone();
-        let msg = py.detach(|| runtime::block_on(async move { rx.lock().await.recv().await }));
-        exec_msg_to_py(py, msg)
-    }
-
-    /// Fetches the next batch on the runtime and calls `done(ok, value)`.
-    fn next_batch_async(&self, done: Py<PyAny>) -> Task {
-        let rx = self.rx.clone();
-        let handle = runtime::runtime().spawn(async move {
-            let msg = rx.lock().await.recv().await;
-            let value = Python::attach(|py| exec_msg_to_py(py, msg));
-            complete(done, value);
-        });
-        Task {
-            abort: handle.abort_handle(),
-        }
-    }
-
-    /// Stops reading and closes the connection.
-    fn close(&self) {
-        self.abort.abort();
-    }
-}
-
-impl Drop for ExecStream {
-    fn drop(&mut self) {
-        self.abort.abort();
-    }
-}
-
-/// Most bytes handed to Python as one download chunk.
-const MAX_CHUNK: usize = 1024 * 1024;
-
-/// What [`coalesce`] found after the chunks that were ready.
-enum After {
-    More,
-    End,
-    Failed(opensandbox_core::Error),
-}
-
-/// `first` plus the chunks that have already arrived (never waiting), up to
-/// [`MAX_CHUNK`]: fewer, larger items for Python.
-fn coalesce(first: Bytes, stream: &mut opensandbox_core::execd::BytesStream) -> (Bytes, After) {
-    if first.len() >= MAX_CHUNK {
-        return (first, After::More);
-    }
-    let mut buf: Option<bytes::BytesMut> = None;
-    let mut after = After::More;
-    while buf.as_ref().map_or(first.len(), |b| b.len()) < MAX_CHUNK {
-        match stream.next().now_or_never() {
-            Some(Some(Ok(next))) => buf
-                .get_or_insert_with(|| {
-                    let mut b = bytes::BytesMut::with_capacity(MAX_CHUNK);
-                    b.extend_from_slice(&first);
-                    b
-                })
-                .extend_from_slice(&next),
-            Some(Some(Err(e))) => {
-                after = After::Failed(e);
-                break;
-            }
-            Some(None) => {
-                after = After::End;
-                break;
-            }
-            None => break,
-        }
-    }
-    (buf.map_or(first, bytes::BytesMut::freeze), after)
-}
-
-enum ChunkMsg {
-    Data(Bytes),
-    Metrics(Value),
-    Failed(opensandbox_core::Error),
-}
-
-/// A download (bytes chunks) or a metrics watch (JSON samples), fetched one item at a
-/// time. Dropping it closes the connection.
-#[pyclass(frozen, module = "opensandbox._native")]
-struct Chunks {
-    rx: Receiver<ChunkMsg>,
-    abort: tokio::task::AbortHandle,
-}
-
-impl Chunks {
-    fn spawn(mut stream: opensandbox_core::execd::BytesStream) -> Self {
-        let (tx, rx) = tokio::sync::mpsc::channel(16);
-        let handle = runtime::runtime().spawn(async move {
-            while let Some(item) = stream.next().await {
-                let first = match item {
-                    Ok(b) => b,
-                    Err(e) => {
-                        let _ = tx.send(ChunkMsg::Failed(e)).await;
-                        return;
-                    }
-                };
-                let (data, after) = coalesce(first, &mut stream);
-                if tx.send(ChunkMsg::Data(data)).await.is_err() {
-                    return;
-                }
-                match after {
-                    After::More => {}
-                    After::End => return,
-                    After::Failed(e) => {
-                        let _ = tx.send(ChunkMsg::Failed(e)).await;
-                        return;
-                    }
-                }
-            }
-        });
-        Chunks {
-            rx: Arc::new(AsyncMutex::new(rx)),
-            abort: handle.abort_handle(),
-        }
-    }
-
-    fn spawn_metrics(mut stream: opensandbox_core::MetricsStream) -> Self {
+impl Watch {
+    fn spawn(mut stream: opensandbox_core::MetricsStream) -> Self {
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         let handle = runtime::runtime().spawn(async move {
             while let Some(item) = stream.next().await {
-                let msg = match item {
-                    Ok(m) => ChunkMsg::Metrics(convert::metrics(&m)),
-                    Err(e) => ChunkMsg::Failed(e),
-                };
-                let last = matches!(msg, ChunkMsg::Failed(_));
+                let msg = item
+                    .map(|m| opensandbox_bindings::convert::metrics(&m))
+                    .map_err(OpError::from);
+                let last = msg.is_err();
                 if tx.send(msg).await.is_err() || last {
                     return;
                 }
             }
         });
-        Chunks {
+        Watch {
             rx: Arc::new(AsyncMutex::new(rx)),
             abort: handle.abort_handle(),
         }
     }
 }
 
-fn chunk_to_py(py: Python<'_>, msg: Option<ChunkMsg>) -> PyResult<Py<PyAny>> {
+fn sample_to_py(py: Python<'_>, msg: Option<Result<Value, OpError>>) -> PyResult<Py<PyAny>> {
     match msg {
         None => Ok(py.None()),
-        Some(ChunkMsg::Data(b)) => Ok(PyBytes::new(py, &b).into_any().unbind()),
-        Some(ChunkMsg::Metrics(v)) => Ok(PyString::new(py, &v.to_string()).into_any().unbind()),
-        Some(ChunkMsg::Failed(e)) => Err(core_err(e)),
+        Some(Ok(v)) => convert::to_py(py, &v),
+        Some(Err(e)) => Err(op_err(e)),
     }
 }
 
 #[pymethods]
-impl Chunks {
-    /// Blocks (GIL released) for the next item; `None` at the end.
+impl Watch {
+    /// Blocks (GIL released) for the next sample; `None` at the end.
     fn next_item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let rx = self.rx.clone();
         let msg = py.detach(|| runtime::block_on(async move { rx.lock().await.recv().await }));
-        chunk_to_py(py, msg)
+        sample_to_py(py, msg)
     }
 
-    /// Fetches the next item on the runtime and calls `done(ok, value)`.
+    /// Fetches the next sample on the runtime and calls `done(ok, value)`.
     fn next_item_async(&self, done: Py<PyAny>) -> Task {
         let rx = self.rx.clone();
         let handle = runtime::runtime().spawn(async move {
             let msg = rx.lock().await.recv().await;
-            let value = Python::attach(|py| chunk_to_py(py, msg));
+            let value = Python::attach(|py| sample_to_py(py, msg));
             complete(done, value);
         });
         Task {
@@ -622,10 +503,19 @@ impl Chunks {
     }
 }
 
-impl Drop for Chunks {
+impl Drop for Watch {
     fn drop(&mut self) {
         self.abort.abort();
     }
+}
+
+/// The op layer's manifest: `{"version", "ops": [{"name", "args": [{"name", "type",
+/// "required", "nullable"}], "result"}]}`.
+#[pyfunction]
+fn ops_manifest(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    let m = serde_json::to_value(opensandbox_bindings::ops_manifest())
+        .map_err(|e| op_err(OpError::internal("ops_manifest", e.to_string())))?;
+    convert::to_py(py, &m)
 }
 
 /// The module `opensandbox._native`.
@@ -633,8 +523,8 @@ impl Drop for Chunks {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Client>()?;
     m.add_class::<Task>()?;
-    m.add_class::<ExecStream>()?;
-    m.add_class::<Chunks>()?;
+    m.add_class::<Watch>()?;
+    m.add_function(wrap_pyfunction!(ops_manifest, m)?)?;
     m.add("NativeError", m.py().get_type::<NativeError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -17,6 +17,8 @@ def _stub_surface():
             out[node.name] = sorted(
                 n.name for n in node.body if isinstance(n, ast.FunctionDef) and n.name != "__init__"
             )
+        elif isinstance(node, ast.FunctionDef):
+            out[node.name] = "function"
         elif isinstance(node, ast.AnnAssign):
             out[node.target.id] = None
     return out
@@ -32,6 +34,8 @@ def _module_surface():
                 out[name] = []
             else:
                 out[name] = sorted(n for n in vars(obj) if not n.startswith("_"))
+        elif callable(obj):
+            out[name] = "function"
         elif name == "__version__":
             out[name] = None
     return out

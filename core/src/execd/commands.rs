@@ -87,16 +87,34 @@ impl ExecdClient {
         }
     }
 
-    fn command_request(command: &str, opts: &RunCommandOptions) -> Result<RunCommandRequest> {
+    fn command_request(
+        command: &str,
+        argv: Option<&[String]>,
+        opts: &RunCommandOptions,
+    ) -> Result<RunCommandRequest> {
         const OP: &str = "commands.run";
-        if command.trim().is_empty() {
-            return Err(Error::invalid_argument(OP, "command must not be blank"));
+        match argv {
+            None if command.trim().is_empty() => {
+                return Err(Error::invalid_argument(OP, "command must not be blank"));
+            }
+            Some(argv) if argv.first().map_or(true, |p| p.is_empty()) => {
+                return Err(Error::invalid_argument(
+                    OP,
+                    "argv[0] must be a non-empty program",
+                ));
+            }
+            _ => {}
         }
         if opts.gid.is_some() && opts.uid.is_none() {
             return Err(Error::invalid_argument(OP, "gid requires uid"));
         }
         Ok(RunCommandRequest {
-            command: command.to_owned(),
+            command: if argv.is_some() {
+                String::new()
+            } else {
+                command.to_owned()
+            },
+            argv: argv.map(<[String]>::to_vec),
             cwd: opts.working_directory.clone(),
             background: opts.background,
             timeout: ms(OP, opts.timeout)?,
@@ -113,7 +131,40 @@ impl ExecdClient {
         opts: &RunCommandOptions,
         control: RunControl,
     ) -> Result<EventStream> {
-        let body = Self::command_request(command, opts)?;
+        self.command_stream(command, None, opts, control).await
+    }
+
+    /// `POST /command` with `argv` (an executable and its literal arguments, no shell)
+    /// instead of shell text, as a stream of typed events.
+    pub async fn run_argv_stream(
+        &self,
+        argv: &[String],
+        opts: &RunCommandOptions,
+        control: RunControl,
+    ) -> Result<EventStream> {
+        self.command_stream("", Some(argv), opts, control).await
+    }
+
+    /// Runs `argv` (no shell) to completion, as [`run_command`](Self::run_command).
+    pub async fn run_argv(
+        &self,
+        argv: &[String],
+        opts: &RunCommandOptions,
+        control: RunControl,
+        handlers: &mut (impl ExecutionHandlers + ?Sized),
+    ) -> Result<Execution> {
+        let stream = self.run_argv_stream(argv, opts, control).await?;
+        run_with_deadline("commands.run", stream, control.deadline, handlers).await
+    }
+
+    async fn command_stream(
+        &self,
+        command: &str,
+        argv: Option<&[String]>,
+        opts: &RunCommandOptions,
+        control: RunControl,
+    ) -> Result<EventStream> {
+        let body = Self::command_request(command, argv, opts)?;
         let kind = if opts.background {
             ExecutionKind::BackgroundCommand
         } else {
@@ -219,5 +270,30 @@ pub(crate) async fn run_with_deadline(
                 format!("execution exceeded its deadline of {d:?} and was interrupted"),
             )),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argv_is_sent_only_when_set_and_replaces_command() {
+        let opts = RunCommandOptions::default();
+        let shell = ExecdClient::command_request("echo hi", None, &opts).expect("shell");
+        let v = serde_json::to_value(&shell).expect("json");
+        assert_eq!(v, serde_json::json!({"command": "echo hi"}));
+        let argv = vec!["python3".to_owned(), "-c".to_owned(), "print(1)".to_owned()];
+        let req = ExecdClient::command_request("", Some(&argv), &opts).expect("argv");
+        let v = serde_json::to_value(&req).expect("json");
+        assert_eq!(
+            v,
+            serde_json::json!({"argv": ["python3", "-c", "print(1)"]})
+        );
+        let back: RunCommandRequest = serde_json::from_value(v).expect("back");
+        assert_eq!(back.argv.as_deref(), Some(&argv[..]));
+        assert!(ExecdClient::command_request("", Some(&[]), &opts).is_err());
+        assert!(ExecdClient::command_request("", Some(&[String::new()]), &opts).is_err());
+        assert!(ExecdClient::command_request("  ", None, &opts).is_err());
     }
 }

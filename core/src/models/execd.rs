@@ -27,8 +27,13 @@ pub struct RunCommandOptions {
 /// Body of `POST /command`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunCommandRequest {
-    /// Shell command, run with `bash -c`.
+    /// Shell command, run with `bash -c`; empty (and not sent) when `argv` is set.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub command: String,
+    /// Executable and literal arguments, run without a shell (exclusive with
+    /// `command`); sent only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub argv: Option<Vec<String>>,
     /// Working directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,

@@ -30,6 +30,12 @@ pub struct AgentArgs {
     /// the new one is created with mode 0600.
     #[arg(long, value_name = "PATH")]
     pub socket: PathBuf,
+    /// Serve on this already-listening Unix socket (an inherited file descriptor)
+    /// instead of binding `--socket`. The OCI runtime backend uses it: the server binds
+    /// the socket in a directory the sandbox cannot see or write and passes the
+    /// listener in; `--socket` is then only the name used in logs.
+    #[arg(long, value_name = "FD")]
+    pub listen_fd: Option<i32>,
     /// Directory every client path is confined to. `/` inside an isolated sandbox.
     #[arg(long, value_name = "DIR", default_value = "/")]
     pub root: PathBuf,
@@ -40,6 +46,11 @@ pub struct AgentArgs {
     /// Where to write `{"exit_code", "signal", "finished_at"}` when the entrypoint exits.
     #[arg(long, value_name = "PATH")]
     pub status_file: Option<PathBuf>,
+    /// Write the status into this inherited file descriptor (an open regular file)
+    /// instead of `--status-file`: the server opens the file in a directory the
+    /// sandbox cannot see, so the sandbox cannot swap it for a symlink or a FIFO.
+    #[arg(long, value_name = "FD", conflicts_with = "status_file")]
+    pub status_fd: Option<i32>,
     /// The sandbox's entrypoint, after `--`. Without one the agent serves until SIGTERM.
     #[arg(last = true, value_name = "ENTRYPOINT")]
     pub entrypoint: Vec<String>,
@@ -96,6 +107,36 @@ pub fn write_status(path: &Path, status: &EntrypointStatus) -> anyhow::Result<()
         .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
 }
 
+/// Takes over an inherited status file descriptor (`--status-fd`), keeping it from the
+/// entrypoint and the commands.
+fn inherited_status_file(fd: i32) -> anyhow::Result<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: the fd was handed to this process to own (`--status-fd`); checked below.
+    let file = unsafe { std::fs::File::from_raw_fd(fd) };
+    let meta = file
+        .metadata()
+        .with_context(|| format!("--status-fd {fd} is not open"))?;
+    if !meta.is_file() {
+        bail!("--status-fd {fd} is not a regular file");
+    }
+    // SAFETY: plain fcntl on an fd this process owns.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+    if flags >= 0 {
+        unsafe { libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) };
+    }
+    Ok(file)
+}
+
+/// Replaces the content of the status file held open by `--status-fd`.
+pub fn write_status_fd(file: &std::fs::File, status: &EntrypointStatus) -> anyhow::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let body = serde_json::to_vec(status).context("serialising the entrypoint status")?;
+    file.set_len(0).context("truncating the status file")?;
+    file.write_all_at(&body, 0)
+        .context("writing the status file")?;
+    file.sync_all().context("syncing the status file")
+}
+
 /// Binds the socket, replacing a stale socket file but never another kind of file.
 pub fn bind_socket(path: &Path) -> anyhow::Result<UnixListener> {
     match std::fs::symlink_metadata(path) {
@@ -114,6 +155,25 @@ pub fn bind_socket(path: &Path) -> anyhow::Result<UnixListener> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
         .with_context(|| format!("setting mode 0600 on {}", path.display()))?;
     Ok(listener)
+}
+
+/// Takes over an inherited, listening Unix socket.
+fn inherited_listener(fd: i32) -> anyhow::Result<UnixListener> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: the fd was handed to this process to own (`--listen-fd`); checked below.
+    let std_listener = unsafe { std::os::unix::net::UnixListener::from_raw_fd(fd) };
+    std_listener
+        .local_addr()
+        .with_context(|| format!("--listen-fd {fd} is not a Unix socket"))?;
+    // Not inherited by the entrypoint and the commands.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+    if flags >= 0 {
+        unsafe { libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) };
+    }
+    std_listener
+        .set_nonblocking(true)
+        .context("making the inherited listener non-blocking")?;
+    UnixListener::from_std(std_listener).context("registering the inherited listener")
 }
 
 fn send_signal(pid: Option<u32>, sig: nix::sys::signal::Signal) {
@@ -191,7 +251,11 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<i32> {
         .with_context(|| format!("creating workdir {}", workdir.display()))?;
     let config = AgentConfig { root, workdir };
 
-    let listener = bind_socket(&args.socket)?;
+    let listener = match args.listen_fd {
+        Some(fd) => inherited_listener(fd)?,
+        None => bind_socket(&args.socket)?,
+    };
+    let status_fd = args.status_fd.map(inherited_status_file).transpose()?;
     let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
     let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
 
@@ -220,6 +284,11 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<i32> {
                         tracing::error!(error = %e, "cannot write the status file");
                     }
                 }
+                if let Some(file) = &status_fd {
+                    if let Err(e) = write_status_fd(file, &status) {
+                        tracing::error!(error = %e, "cannot write the status file");
+                    }
+                }
                 tracing::info!(?status, "entrypoint finished");
                 Ok(status.process_exit_code())
             }
@@ -236,7 +305,9 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<i32> {
             code
         }
         Err(res) => {
-            let _ = std::fs::remove_file(&args.socket);
+            if args.listen_fd.is_none() {
+                let _ = std::fs::remove_file(&args.socket);
+            }
             match res {
                 Ok(Ok(())) => bail!("the execd server stopped unexpectedly"),
                 Ok(Err(e)) => return Err(e).context("serving the execd API"),
@@ -244,7 +315,9 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<i32> {
             }
         }
     };
-    let _ = std::fs::remove_file(&args.socket);
+    if args.listen_fd.is_none() {
+        let _ = std::fs::remove_file(&args.socket);
+    }
     Ok(code)
 }
 

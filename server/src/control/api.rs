@@ -239,9 +239,15 @@ pub async fn get_endpoint(
         .unwrap_or_else(|| control.listen.to_string());
     let mut out = BTreeMap::new();
     if port == EGRESS_PORT {
-        out.insert(EGRESS_TOKEN_HEADER.to_string(), record.egress_token.clone());
+        out.insert(
+            EGRESS_TOKEN_HEADER.to_string(),
+            control.egress_token(&record.id),
+        );
     } else {
-        out.insert(EXECD_TOKEN_HEADER.to_string(), record.execd_token.clone());
+        out.insert(
+            EXECD_TOKEN_HEADER.to_string(),
+            control.execd_token(&record.id),
+        );
     }
     Ok(Json(Endpoint {
         endpoint: format!("{host}/sandboxes/{id}/proxy/{port}"),

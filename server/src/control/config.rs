@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
@@ -24,9 +25,58 @@ pub struct ServeArgs {
     pub listen: SocketAddr,
 
     /// API key required in the OPEN-SANDBOX-API-KEY header of every lifecycle request.
-    /// Unset or empty disables authentication (logged as a warning at start-up).
+    /// Unset or empty: a key is generated at the first start, stored (mode 0600) in
+    /// DATA_DIR/api-key, printed once on stderr, and reused by later starts.
     #[arg(long, env = "OPENSANDBOX_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
+
+    /// Serve the lifecycle API without authentication. Only allowed when --listen is
+    /// a loopback address; conflicts with --api-key.
+    #[arg(long, env = "OPENSANDBOX_NO_AUTH", conflicts_with = "api_key")]
+    pub no_auth: bool,
+
+    /// An origin (`https://app.example.com`) whose web pages may call this server
+    /// (CORS). Repeatable; matched exactly; credentials are never allowed. Without
+    /// one, no CORS headers are sent and browsers refuse cross-origin calls.
+    #[arg(
+        long = "cors-origin",
+        env = "OPENSANDBOX_CORS_ORIGINS",
+        value_delimiter = ',',
+        value_name = "ORIGIN"
+    )]
+    pub cors_origins: Vec<String>,
+
+    /// A host directory under which `host` volumes may be mounted into sandboxes.
+    /// Repeatable. Without one, host volumes are refused (400
+    /// VOLUME::HOST_PATH_NOT_ALLOWED).
+    #[arg(
+        long = "allowed-host-path",
+        env = "OPENSANDBOX_ALLOWED_HOST_PATHS",
+        value_delimiter = ',',
+        value_name = "DIR"
+    )]
+    pub allowed_host_paths: Vec<PathBuf>,
+
+    /// Seconds a client may take to send a request's headers before its connection
+    /// is closed (slow or half-open connections).
+    #[arg(
+        long,
+        env = "OPENSANDBOX_HEADER_READ_TIMEOUT",
+        default_value = "30",
+        value_name = "SECONDS",
+        value_parser = parse_seconds
+    )]
+    pub header_read_timeout: Duration,
+
+    /// Most HTTP connections served at once; further connections wait in the
+    /// kernel's accept queue until one closes.
+    #[arg(
+        long,
+        env = "OPENSANDBOX_MAX_CONNECTIONS",
+        default_value_t = 1024,
+        value_parser = clap::value_parser!(u32).range(1..=1_000_000)
+    )]
+    pub max_connections: u32,
 
     /// Directory holding the database, the sandboxes' files and the snapshots.
     #[arg(
@@ -40,12 +90,15 @@ pub struct ServeArgs {
     #[arg(long, env = "OPENSANDBOX_DB")]
     pub db: Option<PathBuf>,
 
-    /// How sandboxes are isolated from the host and from each other.
+    /// How sandboxes are isolated from the host and from each other (`none`: not at
+    /// all; `auto`/`bwrap`: by the runtime `--runtime` picks). Given twice, the last
+    /// one counts.
     #[arg(
         long,
         env = "OPENSANDBOX_ISOLATION",
         value_enum,
-        default_value = "auto"
+        default_value = "auto",
+        overrides_with = "isolation"
     )]
     pub isolation: IsolationMode,
 
@@ -53,6 +106,28 @@ pub struct ServeArgs {
     /// Host header].
     #[arg(long, env = "OPENSANDBOX_PUBLIC_HOST")]
     pub public_host: Option<String>,
+
+    /// Which runtime isolates sandboxes: `auto` (this release: bubblewrap), `bwrap`,
+    /// or a standard OCI runtime: `runc`, `crun`, `runsc` (gVisor) or the PATH of one.
+    /// OCI runtimes run the request's image (`oci:/DIR[:TAG]`, `docker-archive:/FILE`)
+    /// in a user namespace with cgroup limits; see docs/architecture.md, "Runtimes".
+    #[arg(long, env = "OPENSANDBOX_RUNTIME", default_value = "auto")]
+    pub runtime: String,
+
+    /// Image for sandboxes that name none (created from a snapshot) under an OCI
+    /// runtime, e.g. `oci:/srv/images/debian-python:latest`.
+    #[arg(long, env = "OPENSANDBOX_DEFAULT_IMAGE")]
+    pub default_image: Option<String>,
+
+    /// OCI runtimes: registry (HOST[:PORT]) to pull Docker Hub images from instead of
+    /// Docker Hub. Loopback registries are spoken to over HTTP, others over HTTPS.
+    #[arg(long, env = "OPENSANDBOX_REGISTRY_MIRROR", value_name = "HOST[:PORT]")]
+    pub registry_mirror: Option<String>,
+
+    /// OCI runtimes: copy the image into each sandbox's rootfs instead of mounting an
+    /// overlay (what happens anyway where overlayfs cannot be mounted).
+    #[arg(long, env = "OPENSANDBOX_OCI_COPY_ROOTFS", hide = true)]
+    pub oci_copy_rootfs: bool,
 
     /// Path of the bubblewrap executable.
     #[arg(long, env = "OPENSANDBOX_BWRAP", default_value = "bwrap")]
@@ -84,8 +159,22 @@ impl ServeArgs {
             .unwrap_or_else(|| self.data_dir.join("opensandbox.db"))
     }
 
-    /// The configured key, with an empty value meaning "no key", like upstream.
+    /// The configured key; an empty value counts as none.
     pub fn effective_api_key(&self) -> Option<String> {
         self.api_key.clone().filter(|k| !k.is_empty())
     }
+}
+
+/// A positive number of seconds (fractions allowed), at most a day.
+fn parse_seconds(raw: &str) -> Result<Duration, String> {
+    let secs: f64 = raw
+        .trim()
+        .parse()
+        .map_err(|_| format!("{raw:?} is not a number of seconds"))?;
+    if !(secs > 0.0 && secs <= 86_400.0) {
+        return Err(format!(
+            "{raw} must be more than 0 and at most 86400 seconds"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
 }

@@ -9,7 +9,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::error::ApiError;
-use super::manager::secrets_match;
+use super::security::constant_time_eq;
 use super::Control;
 
 pub const API_KEY_HEADER: &str = "OPEN-SANDBOX-API-KEY";
@@ -49,7 +49,7 @@ pub async fn require_api_key(
                 )
                 .into_response()
             }
-            Some(given) if !secrets_match(given.as_bytes(), expected.as_bytes()) => {
+            Some(given) if !api_key_matches(given.as_bytes(), expected) => {
                 return ApiError::unauthorized("INVALID_API_KEY", "the API key is not valid")
                     .into_response()
             }
@@ -57,6 +57,12 @@ pub async fn require_api_key(
         }
     }
     next.run(request).await
+}
+
+/// Compares digests, so neither the key's bytes nor its length leak through timing.
+fn api_key_matches(given: &[u8], expected: &str) -> bool {
+    use sha2::{Digest, Sha256};
+    constant_time_eq(&Sha256::digest(given), &Sha256::digest(expected.as_bytes()))
 }
 
 pub async fn route_not_found(request: Request) -> ApiError {

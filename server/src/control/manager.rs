@@ -20,7 +20,7 @@ use super::models::{
     CreateSandboxRequest, SandboxRecord, SandboxState, SandboxStatus, SnapshotState,
 };
 use super::runtime::{self, Isolation};
-use super::{agent_client, snapshots, Control};
+use super::{agent_client, security, snapshots, Control};
 
 const METADATA_RESERVED_PREFIX: &str = "opensandbox.io/";
 const DEFAULT_SNAPSHOT_ENTRYPOINT: [&str; 3] = ["tail", "-f", "/dev/null"];
@@ -63,26 +63,6 @@ impl Registry {
     }
 }
 
-/// 32 random bytes, hex-encoded.
-pub fn new_secret() -> String {
-    use rand::RngCore;
-    let mut bytes = [0u8; 32];
-    rand::thread_rng().fill_bytes(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Compares two secrets in time independent of where they differ.
-pub fn secrets_match(given: &[u8], expected: &[u8]) -> bool {
-    if given.len() != expected.len() {
-        return false;
-    }
-    given
-        .iter()
-        .zip(expected)
-        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-        == 0
-}
-
 pub fn check_metadata_key(key: &str) -> ApiResult<()> {
     if key.is_empty() {
         return Err(ApiError::bad_request(
@@ -100,6 +80,16 @@ pub fn check_metadata_key(key: &str) -> ApiResult<()> {
 }
 
 impl Control {
+    /// The secret of sandbox `id`'s execd proxy route, handed out by the endpoint API.
+    pub fn execd_token(&self, id: &str) -> String {
+        self.token_key.token("execd", id)
+    }
+
+    /// The secret of sandbox `id`'s egress proxy route.
+    pub fn egress_token(&self, id: &str) -> String {
+        self.token_key.token("egress", id)
+    }
+
     /// A sandbox visible through the API.
     pub fn sandbox(&self, id: &str) -> ApiResult<SandboxRecord> {
         match self.store.get_sandbox(id)? {
@@ -118,6 +108,7 @@ impl Control {
         req: CreateSandboxRequest,
     ) -> ApiResult<SandboxRecord> {
         let mut record = self.validate_create(req)?;
+        self.runtime.prepare_image(&record).await?;
         let paths = self.runtime.paths(&record.id);
         self.runtime.prepare(&paths)?;
         if let Some(snapshot_id) = &record.snapshot_id {
@@ -241,7 +232,11 @@ impl Control {
                     self.max_timeout.unwrap_or_default()
                 )))
             }
-            Some(t) => Some(Utc::now() + chrono::Duration::seconds(t)),
+            Some(t) => Some(expiry_after(t).ok_or_else(|| {
+                ApiError::invalid(format!(
+                    "`timeout` {t} is too large (at most {MAX_TIMEOUT_SECS} seconds)"
+                ))
+            })?),
         };
         let metadata = req.metadata.unwrap_or_default();
         for key in metadata.keys() {
@@ -291,8 +286,8 @@ impl Control {
                 }
             }
         }
-        let volumes = req.volumes.unwrap_or_default();
-        self.validate_volumes(&volumes)?;
+        let mut volumes = req.volumes.unwrap_or_default();
+        self.validate_volumes(&mut volumes)?;
         let env: BTreeMap<String, String> = req
             .env
             .unwrap_or_default()
@@ -308,8 +303,11 @@ impl Control {
         if let Some(image) = image.as_mut() {
             image.auth = None;
         }
+        let id = uuid::Uuid::new_v4().to_string();
+        let execd_token_sha256 = security::sha256_hex(self.execd_token(&id).as_bytes());
+        let egress_token_sha256 = security::sha256_hex(self.egress_token(&id).as_bytes());
         Ok(SandboxRecord {
-            id: uuid::Uuid::new_v4().to_string(),
+            id,
             image,
             snapshot_id: req.snapshot_id,
             entrypoint,
@@ -328,8 +326,8 @@ impl Control {
             },
             created_at: Utc::now(),
             expires_at,
-            execd_token: new_secret(),
-            egress_token: new_secret(),
+            execd_token_sha256,
+            egress_token_sha256,
             pid: None,
             pid_start: None,
             isolation: self.runtime.isolation.name().to_string(),
@@ -338,10 +336,12 @@ impl Control {
         })
     }
 
-    fn validate_volumes(&self, volumes: &[super::models::Volume]) -> ApiResult<()> {
+    /// Checks every volume; host volumes get their resolved source as `host.path`
+    /// (subPath folded in), so the mount uses the path that was checked.
+    fn validate_volumes(&self, volumes: &mut [super::models::Volume]) -> ApiResult<()> {
         let mut names = std::collections::HashSet::new();
-        for v in volumes {
-            if v.name.is_empty() || !names.insert(v.name.as_str()) {
+        for v in volumes.iter_mut() {
+            if v.name.is_empty() || !names.insert(v.name.clone()) {
                 return Err(ApiError::bad_request(
                     "VOLUME::INVALID_NAME",
                     format!("volume name {:?} is empty or used twice", v.name),
@@ -375,27 +375,84 @@ impl Control {
                     format!("volume {:?}: subPath must stay inside the volume", v.name),
                 ));
             }
-            let mut source = std::path::PathBuf::from(&host.path);
-            if let Some(sub) = v.sub_path.as_deref() {
-                source.push(sub.trim_start_matches('/'));
-            }
-            if !host.path.starts_with('/') || !source.exists() {
-                return Err(ApiError::bad_request(
-                    "VOLUME::HOST_PATH_NOT_FOUND",
-                    format!(
-                        "volume {:?}: host path {} is not an existing absolute path",
-                        v.name,
-                        source.display()
-                    ),
-                ));
-            }
+            let resolved = self.check_host_path(&v.name, &host.path, v.sub_path.as_deref())?;
             if self.runtime.isolation == Isolation::None && v.read_only {
                 return Err(ApiError::not_supported(
                     "read-only volumes need isolation (the server runs with --isolation none)",
                 ));
             }
+            v.host = Some(super::models::HostVolume {
+                path: resolved.to_string_lossy().into_owned(),
+            });
+            v.sub_path = None;
         }
         Ok(())
+    }
+
+    /// A host volume's source must be an absolute path without `.`/`..`, exist, and
+    /// resolve (symlinks followed) to a path under one of `--allowed-host-path`.
+    /// Returns the resolved path.
+    pub fn check_host_path(
+        &self,
+        name: &str,
+        path: &str,
+        sub_path: Option<&str>,
+    ) -> ApiResult<std::path::PathBuf> {
+        if self.allowed_host_paths.is_empty() {
+            return Err(ApiError::bad_request(
+                "VOLUME::HOST_PATH_NOT_ALLOWED",
+                format!(
+                    "volume {name:?}: host volumes are disabled on this server (start it with \
+                     --allowed-host-path DIR to allow host paths under DIR)"
+                ),
+            ));
+        }
+        let mut joined = path.to_string();
+        if let Some(sub) = sub_path.filter(|s| !s.is_empty()) {
+            joined = format!(
+                "{}/{}",
+                joined.trim_end_matches('/'),
+                sub.trim_start_matches('/')
+            );
+        }
+        let lexical = std::path::Path::new(&joined);
+        let normal = joined.starts_with('/')
+            && lexical.components().all(|c| {
+                matches!(
+                    c,
+                    std::path::Component::RootDir | std::path::Component::Normal(_)
+                )
+            })
+            && !joined.split('/').any(|s| s == "." || s == "..");
+        if !normal {
+            return Err(ApiError::bad_request(
+                "VOLUME::INVALID_HOST_PATH",
+                format!(
+                    "volume {name:?}: host path {joined:?} must be absolute, without `.` or `..`"
+                ),
+            ));
+        }
+        let resolved = std::fs::canonicalize(lexical).map_err(|_| {
+            ApiError::bad_request(
+                "VOLUME::HOST_PATH_NOT_FOUND",
+                format!("volume {name:?}: host path {joined} does not exist"),
+            )
+        })?;
+        if !self
+            .allowed_host_paths
+            .iter()
+            .any(|prefix| resolved.starts_with(prefix))
+        {
+            return Err(ApiError::bad_request(
+                "VOLUME::HOST_PATH_NOT_ALLOWED",
+                format!(
+                    "volume {name:?}: host path {joined} (resolved: {}) is not under an \
+                     --allowed-host-path of this server",
+                    resolved.display()
+                ),
+            ));
+        }
+        Ok(resolved)
     }
 
     /// Pings the agent until it answers, the process dies, or the wait is over.
@@ -446,10 +503,8 @@ impl Control {
             return;
         };
         self.registry.set_expiry(id, None);
-        if let Some(pid) = record.pid.take() {
-            // Without a PID namespace, leftovers of the tree may still run.
-            runtime::kill_tree(pid);
-        }
+        // Without a PID namespace, leftovers of the tree may still run.
+        self.runtime.stop(id, record.pid.take());
         if !record.status.state.is_terminal() {
             let status_file = self.runtime.paths(id).status_file;
             match runtime::read_exit_status(&status_file) {
@@ -500,9 +555,7 @@ impl Control {
         if !record.status.state.is_terminal() {
             record.transition(state, reason, Some(message.to_string()));
         }
-        if let Some(pid) = record.pid.take() {
-            runtime::kill_tree(pid);
-        }
+        self.runtime.stop(&record.id, record.pid.take());
         self.registry.set_expiry(&record.id, None);
     }
 
@@ -540,9 +593,9 @@ impl Control {
                 ),
             ));
         }
-        if let Some(pid) = record.pid {
-            runtime::freeze_tree(pid);
-        }
+        self.runtime
+            .freeze(id, record.pid, true)
+            .map_err(ApiError::from_anyhow)?;
         record.transition(SandboxState::Paused, "PAUSED", None);
         self.save(&record)
     }
@@ -560,9 +613,9 @@ impl Control {
                 ),
             ));
         }
-        if let Some(pid) = record.pid {
-            runtime::thaw_tree(pid);
-        }
+        self.runtime
+            .freeze(id, record.pid, false)
+            .map_err(ApiError::from_anyhow)?;
         record.transition(SandboxState::Running, "RUNNING", None);
         self.save(&record)
     }
@@ -581,7 +634,8 @@ impl Control {
             ));
         }
         if let Some(max) = self.max_timeout {
-            if at > now + chrono::Duration::seconds(max as i64) {
+            if expiry_after(i64::try_from(max).unwrap_or(i64::MAX)).is_some_and(|limit| at > limit)
+            {
                 return Err(ApiError::bad_request(
                     "SANDBOX::INVALID_EXPIRATION",
                     format!("`expiresAt` is more than {max} seconds away"),
@@ -697,11 +751,10 @@ impl Control {
                     self.watch_adopted(record.id.clone(), pid, record.pid_start);
                 }
                 _ => {
-                    if let Some(pid) = record.pid.take() {
-                        if alive {
-                            runtime::kill_tree(pid);
-                        }
-                    }
+                    // Also when no pid was recorded (the server died during create):
+                    // an OCI runtime finds the container by the sandbox id.
+                    self.runtime
+                        .stop(&record.id, record.pid.take().filter(|_| alive));
                     record.transition(
                         SandboxState::Failed,
                         "SERVER_RESTARTED",
@@ -718,6 +771,18 @@ impl Control {
     pub fn snapshot_dir(&self, snapshot_id: &str) -> std::path::PathBuf {
         self.data_dir.join("snapshots").join(snapshot_id)
     }
+}
+
+/// Largest `timeout` accepted: 100 years, far below where time arithmetic overflows.
+pub const MAX_TIMEOUT_SECS: i64 = 100 * 366 * 86_400;
+
+/// Now plus `secs` seconds; `None` when out of range (negative or above
+/// [`MAX_TIMEOUT_SECS`]), never a panic.
+pub fn expiry_after(secs: i64) -> Option<DateTime<Utc>> {
+    if !(0..=MAX_TIMEOUT_SECS).contains(&secs) {
+        return None;
+    }
+    Utc::now().checked_add_signed(chrono::TimeDelta::try_seconds(secs)?)
 }
 
 /// 409 for a proxied request to a sandbox that cannot take it.
@@ -742,13 +807,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn secrets_compare() {
-        let s = new_secret();
-        assert_eq!(s.len(), 64);
-        assert!(secrets_match(s.as_bytes(), s.as_bytes()));
-        assert!(!secrets_match(b"abc", b"abd"));
-        assert!(!secrets_match(b"abc", b"abcd"));
-        assert_ne!(new_secret(), s);
+    fn expiry_arithmetic_never_panics() {
+        assert!(expiry_after(60).is_some());
+        assert!(expiry_after(MAX_TIMEOUT_SECS).is_some());
+        for secs in [
+            -1,
+            MAX_TIMEOUT_SECS + 1,
+            9_000_000_000_000,
+            i64::MAX,
+            i64::MIN,
+        ] {
+            assert!(expiry_after(secs).is_none(), "{secs}");
+        }
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! - [`models`]: wire models and stored records.
 //! - [`store`]: SQLite persistence.
 //! - [`runtime`]: isolation (bubblewrap or none), process trees, freeze/thaw/kill.
+//! - [`oci`]: the standard-OCI-runtime backend (runc, crun, runsc): images, bundles,
+//!   cgroup limits.
 //! - [`manager`]: the sandbox lifecycle, expiry, restart recovery.
 //! - [`snapshots`]: snapshot copies and restore.
 //! - [`agent_client`]: HTTP to a sandbox's agent over its Unix socket.
@@ -14,6 +16,8 @@
 //! - [`diagnostics`]: logs and events of a sandbox.
 //! - [`api`]: lifecycle HTTP handlers.
 //! - [`http`]: request ids, API-key auth, fallbacks.
+//! - [`security`]: the API key, per-sandbox tokens, no-follow reads of sandbox files.
+//! - [`listener`]: the HTTP accept loop (header read timeout, connection limit).
 
 pub mod agent_client;
 pub mod api;
@@ -22,10 +26,13 @@ pub mod diagnostics;
 pub mod egress;
 pub mod error;
 pub mod http;
+pub mod listener;
 pub mod manager;
 pub mod models;
+pub mod oci;
 pub mod proxy;
 pub mod runtime;
+pub mod security;
 pub mod snapshots;
 pub mod store;
 
@@ -36,9 +43,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{any, get, patch, post};
-use axum::serve::ListenerExt;
 use axum::Router;
-use tower_http::cors::CorsLayer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
 
 pub use config::ServeArgs;
 use runtime::{Isolation, Runtime};
@@ -53,7 +59,12 @@ const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 pub struct Control {
     pub store: Store,
     pub runtime: Runtime,
+    /// `None` only with an explicit `--no-auth` on a loopback address.
     pub api_key: Option<String>,
+    /// Derives the per-sandbox access tokens (only their hashes are stored).
+    pub token_key: security::TokenKey,
+    /// Canonical host directories under which host volumes may be mounted.
+    pub allowed_host_paths: Vec<PathBuf>,
     pub public_host: Option<String>,
     pub listen: SocketAddr,
     pub data_dir: PathBuf,
@@ -156,36 +167,177 @@ fn api_routes(control: &Arc<Control>) -> Router<Arc<Control>> {
         .method_not_allowed_fallback(http::method_not_allowed)
 }
 
-/// The whole HTTP application.
-pub fn router(control: Arc<Control>) -> Router {
+/// The CORS layer for `--cors-origin`: exact origins, no credentials. `None` (no CORS
+/// headers at all) without origins.
+pub fn cors_layer(origins: &[String]) -> Result<Option<CorsLayer>> {
+    if origins.is_empty() {
+        return Ok(None);
+    }
+    let mut values = Vec::new();
+    for origin in origins {
+        let parsed = url::Url::parse(origin)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+            .filter(|u| u.path() == "/" && u.query().is_none() && !origin.ends_with('/'))
+            .filter(|u| u.username().is_empty() && u.password().is_none());
+        if parsed.is_none() {
+            anyhow::bail!(
+                "--cors-origin {origin:?} is not an origin like https://app.example.com \
+                 (scheme, host and optional port; no path, no wildcard)"
+            );
+        }
+        values.push(
+            axum::http::HeaderValue::from_str(origin)
+                .with_context(|| format!("--cors-origin {origin:?}"))?,
+        );
+    }
+    use axum::http::{header, Method};
+    Ok(Some(
+        CorsLayer::new()
+            .allow_origin(AllowOrigin::list(values))
+            .allow_methods([
+                Method::GET,
+                Method::POST,
+                Method::PUT,
+                Method::PATCH,
+                Method::DELETE,
+                Method::HEAD,
+                Method::OPTIONS,
+            ])
+            .allow_headers([
+                header::CONTENT_TYPE,
+                header::ACCEPT,
+                header::RANGE,
+                axum::http::HeaderName::from_static("open-sandbox-api-key"),
+                axum::http::HeaderName::from_static("x-execd-access-token"),
+                axum::http::HeaderName::from_static("opensandbox-egress-auth"),
+                axum::http::HeaderName::from_static("x-request-id"),
+            ])
+            .expose_headers([axum::http::HeaderName::from_static("x-request-id")])
+            .allow_credentials(false),
+    ))
+}
+
+/// The whole HTTP application; `cors` from [`cors_layer`].
+pub fn router(control: Arc<Control>, cors: Option<CorsLayer>) -> Router {
     let routes = api_routes(&control);
-    Router::new()
+    let app = Router::new()
         .merge(routes.clone())
         .nest("/v1", routes)
-        .fallback(http::route_not_found)
-        .layer(CorsLayer::very_permissive())
-        .layer(axum::middleware::from_fn(http::request_id))
+        .fallback(http::route_not_found);
+    let app = match cors {
+        Some(cors) => app.layer(cors),
+        None => app,
+    };
+    app.layer(axum::middleware::from_fn(http::request_id))
         .with_state(control)
+}
+
+/// Canonical forms of `--allowed-host-path`, each an existing absolute directory.
+fn allowed_host_paths(given: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for path in given {
+        if !path.is_absolute() {
+            anyhow::bail!("--allowed-host-path {} must be absolute", path.display());
+        }
+        let canonical = std::fs::canonicalize(path)
+            .with_context(|| format!("--allowed-host-path {}", path.display()))?;
+        if !canonical.is_dir() {
+            anyhow::bail!("--allowed-host-path {} is not a directory", path.display());
+        }
+        out.push(canonical);
+    }
+    Ok(out)
+}
+
+/// Makes the database and its WAL/SHM files readable by their owner only (SQLite
+/// creates the WAL and SHM files with the database's mode).
+fn private_db_files(db_path: &std::path::Path) -> Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    if let Some(parent) = db_path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating the directory of {}", db_path.display()))?;
+    }
+    // Create it 0600 before SQLite does (it would use 0644 under the usual umask).
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(db_path)
+        .with_context(|| format!("opening the database {}", db_path.display()))?;
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut name = db_path.as_os_str().to_owned();
+        name.push(suffix);
+        let path = PathBuf::from(name);
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_file() => {
+                if meta.permissions().mode() & 0o077 != 0 {
+                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+                        .with_context(|| format!("setting mode 0600 on {}", path.display()))?;
+                }
+            }
+            Ok(_) => anyhow::bail!("{} is not a regular file", path.display()),
+            Err(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// Serve mode: check the configuration, recover state, serve until SIGINT/SIGTERM.
 /// Sandboxes keep running when the server stops; the next start adopts them.
 pub async fn serve(args: ServeArgs) -> Result<()> {
-    std::fs::create_dir_all(&args.data_dir)
-        .with_context(|| format!("creating the data directory {}", args.data_dir.display()))?;
+    // Sandboxes' files (a setuid file made inside one included), snapshots, the store
+    // and the keys all live below the data directory: only its owner may enter it.
+    security::private_dir(&args.data_dir)
+        .with_context(|| format!("preparing the data directory {}", args.data_dir.display()))?;
     let data_dir = std::fs::canonicalize(&args.data_dir)
         .with_context(|| format!("resolving the data directory {}", args.data_dir.display()))?;
-    let runtime = Runtime::from_args(&args, &data_dir)?;
-    let db_path = args.db_path();
-    let store = Store::open(&db_path)?;
-    let api_key = args.effective_api_key();
-    if api_key.is_none() {
-        tracing::warn!(
-            "NO API KEY CONFIGURED: authentication is DISABLED; anyone who can reach {} can \
-             create and control sandboxes (set --api-key or OPENSANDBOX_API_KEY)",
-            args.listen
-        );
+    for sub in ["sandboxes", "snapshots"] {
+        security::private_dir(&data_dir.join(sub))?;
     }
+    let cors = cors_layer(&args.cors_origins)?;
+    let allowed_host_paths = allowed_host_paths(&args.allowed_host_paths)?;
+    let runtime = Runtime::from_args(&args, &data_dir)?;
+    let api_key = match security::resolve_api_key(
+        args.effective_api_key(),
+        args.no_auth,
+        args.listen,
+        &data_dir,
+    )? {
+        None => {
+            tracing::warn!(
+                "--no-auth: authentication is DISABLED; every local user and process that can \
+                 reach {} can create and control sandboxes",
+                args.listen
+            );
+            None
+        }
+        Some((key, security::ApiKeySource::Generated)) => {
+            let file = data_dir.join(security::API_KEY_FILE);
+            // Printed this once only; later starts read it from the file.
+            eprintln!(
+                "opensandbox-server: generated an API key (stored in {}, mode 0600); send it \
+                 in the OPEN-SANDBOX-API-KEY header:\n{key}",
+                file.display()
+            );
+            Some(key)
+        }
+        Some((key, security::ApiKeySource::Stored)) => {
+            tracing::info!(
+                file = %data_dir.join(security::API_KEY_FILE).display(),
+                "using the API key generated at an earlier start"
+            );
+            Some(key)
+        }
+        Some((key, security::ApiKeySource::Given)) => Some(key),
+    };
+    let token_key = security::token_key(&data_dir)?;
+    let db_path = args.db_path();
+    private_db_files(&db_path)?;
+    let store = Store::open(&db_path)?;
+    private_db_files(&db_path)?;
     if runtime.isolation == Isolation::None {
         tracing::warn!(
             "ISOLATION DISABLED (--isolation none): sandboxes run as plain processes on this \
@@ -200,6 +352,8 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         store,
         runtime,
         api_key,
+        token_key,
+        allowed_host_paths,
         public_host: args.public_host.clone(),
         listen,
         data_dir: data_dir.clone(),
@@ -222,14 +376,11 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     // A fixed line on stdout tells scripts and tests the bound port (`--listen :0`).
     println!("opensandbox-server listening on {listen}");
     let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
-    // Without TCP_NODELAY a stream's small terminal event waits for the client's delayed
-    // ACK (Nagle), adding ~40 ms to every command on a reused connection.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(err) = tcp.set_nodelay(true) {
-            tracing::debug!("could not set TCP_NODELAY: {err}");
-        }
-    });
-    let server = axum::serve(listener, router(control)).with_graceful_shutdown(async move {
+    let limits = listener::Limits {
+        header_read_timeout: args.header_read_timeout,
+        max_connections: args.max_connections as usize,
+    };
+    let server = listener::serve(listener, router(control, cors), limits, async move {
         shutdown_signal().await;
         let _ = stopping_tx.send(());
     });

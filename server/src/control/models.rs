@@ -205,10 +205,14 @@ pub struct SandboxRecord {
     pub status: SandboxStatus,
     pub created_at: DateTime<Utc>,
     pub expires_at: Option<DateTime<Utc>>,
-    /// Per-sandbox secret for the execd proxy route (`X-EXECD-ACCESS-TOKEN`).
-    pub execd_token: String,
-    /// Per-sandbox secret for the egress proxy route (`OPENSANDBOX-EGRESS-AUTH`).
-    pub egress_token: String,
+    /// SHA-256 (hex) of the per-sandbox secret of the execd proxy route
+    /// (`X-EXECD-ACCESS-TOKEN`); the secret itself is derived, never stored
+    /// (see `security`). Empty in records of older servers: derived again then.
+    #[serde(default)]
+    pub execd_token_sha256: String,
+    /// SHA-256 (hex) of the secret of the egress proxy route (`OPENSANDBOX-EGRESS-AUTH`).
+    #[serde(default)]
+    pub egress_token_sha256: String,
     /// Host pid of the sandbox's root process (bwrap, or the agent without isolation).
     pub pid: Option<i32>,
     /// Start time of `pid` (field 22 of /proc/pid/stat), so a recycled pid is never

@@ -16,7 +16,8 @@ use axum::response::{IntoResponse, Response};
 use super::agent_client;
 use super::api::{EGRESS_PORT, EGRESS_TOKEN_HEADER, EXECD_PORT, EXECD_TOKEN_HEADER};
 use super::error::{ApiError, ApiResult};
-use super::manager::{not_serving, secrets_match};
+use super::manager::not_serving;
+use super::security;
 use super::Control;
 
 /// Headers that describe one hop, never forwarded (RFC 9110 §7.6.1).
@@ -76,13 +77,25 @@ fn strip_headers(headers: &mut HeaderMap, extra: &[&str]) {
     }
 }
 
-fn check_secret(headers: &HeaderMap, name: &str, expected: &str) -> ApiResult<()> {
+/// Checks the header `name` against the stored SHA-256 (or, for a record of an older
+/// server with no hash, against the derived token), in constant time.
+fn check_secret(
+    headers: &HeaderMap,
+    name: &str,
+    expected_sha256: &str,
+    derived: impl FnOnce() -> String,
+) -> ApiResult<()> {
+    let expected = if expected_sha256.is_empty() {
+        security::sha256_hex(derived().as_bytes())
+    } else {
+        expected_sha256.to_string()
+    };
     match headers.get(name) {
         None => Err(ApiError::unauthorized(
             "MISSING_ACCESS_TOKEN",
             format!("header {name} is required on this route (see the endpoint response)"),
         )),
-        Some(given) if secrets_match(given.as_bytes(), expected.as_bytes()) => Ok(()),
+        Some(given) if security::matches_hash(given.as_bytes(), &expected) => Ok(()),
         Some(_) => Err(ApiError::unauthorized(
             "INVALID_ACCESS_TOKEN",
             format!("header {name} does not match this sandbox"),
@@ -111,11 +124,21 @@ async fn forward(control: &Control, request: Request) -> ApiResult<Response> {
     let rest = if rest.is_empty() { "/" } else { rest };
 
     if port == EGRESS_PORT {
-        check_secret(request.headers(), EGRESS_TOKEN_HEADER, &record.egress_token)?;
+        check_secret(
+            request.headers(),
+            EGRESS_TOKEN_HEADER,
+            &record.egress_token_sha256,
+            || control.egress_token(id),
+        )?;
         let method = request.method().clone();
         return control.egress(id, method, rest, request.into_body()).await;
     }
-    check_secret(request.headers(), EXECD_TOKEN_HEADER, &record.execd_token)?;
+    check_secret(
+        request.headers(),
+        EXECD_TOKEN_HEADER,
+        &record.execd_token_sha256,
+        || control.execd_token(id),
+    )?;
     if port != EXECD_PORT {
         return Err(ApiError::new(
             StatusCode::BAD_GATEWAY,

@@ -12,6 +12,7 @@
 //! survive a restart of the server, which adopts them again (see `manager`).
 
 use std::collections::{HashMap, HashSet};
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -23,8 +24,6 @@ use serde::Deserialize;
 use super::config::{IsolationMode, ServeArgs};
 use super::models::SandboxRecord;
 
-/// Where the sandbox's run directory (socket, status file) appears inside bwrap.
-const RUN_DIR_INSIDE: &str = "/.opensandbox/run";
 const EXE_INSIDE: &str = "/.opensandbox/opensandbox-server";
 const HOME_INSIDE: &str = "/root";
 const WORKSPACE_INSIDE: &str = "/workspace";
@@ -40,13 +39,16 @@ pub const WRITABLE_DIRS: [(&str, &str); 3] = [
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Isolation {
     Bwrap(PathBuf),
+    /// A standard OCI runtime (`--runtime runc|crun|runsc|PATH`), see `oci`.
+    Oci(std::sync::Arc<super::oci::OciRuntime>),
     None,
 }
 
 impl Isolation {
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self {
             Self::Bwrap(_) => "bwrap",
+            Self::Oci(oci) => &oci.name,
             Self::None => "none",
         }
     }
@@ -58,7 +60,9 @@ pub struct SandboxPaths {
     pub base: PathBuf,
     /// Parent of the writable dirs; the agent's root under `--isolation none`.
     pub fs: PathBuf,
-    /// Socket and status file; bound into the sandbox.
+    /// Socket and status file: host-only (0700), never mounted into the sandbox. The
+    /// server binds the socket and opens the status file, and the agent gets both as
+    /// inherited file descriptors (`--listen-fd`, `--status-fd`).
     pub run: PathBuf,
     pub socket: PathBuf,
     pub status_file: PathBuf,
@@ -89,8 +93,25 @@ impl Runtime {
     /// Picks the isolation from the flags, checking that bubblewrap really works here.
     pub fn from_args(args: &ServeArgs, data_dir: &Path) -> Result<Self> {
         let exe = std::env::current_exe().context("locating the server's own executable")?;
+        let oci = !matches!(args.runtime.as_str(), "auto" | "bwrap");
         let isolation = match args.isolation {
             IsolationMode::None => Isolation::None,
+            IsolationMode::Bwrap if oci => {
+                bail!(
+                    "--isolation bwrap conflicts with --runtime {}",
+                    args.runtime
+                )
+            }
+            IsolationMode::Auto if oci => {
+                let opts = super::oci::OciOptions {
+                    runtime: args.runtime.clone(),
+                    default_image: args.default_image.clone(),
+                    copy_rootfs: args.oci_copy_rootfs,
+                    registry_mirror: args.registry_mirror.clone(),
+                };
+                let rt = super::oci::OciRuntime::new(&opts, data_dir, &exe)?;
+                Isolation::Oci(std::sync::Arc::new(rt))
+            }
             IsolationMode::Auto | IsolationMode::Bwrap => {
                 check_bwrap(&args.bwrap).with_context(|| {
                     format!(
@@ -126,12 +147,14 @@ impl Runtime {
     /// Creates the sandbox's directories (writable dirs may already hold a restored
     /// snapshot).
     pub fn prepare(&self, paths: &SandboxPaths) -> Result<()> {
+        // Root-owned 0700: whatever a sandbox makes in its directories (a setuid file
+        // included) is out of reach of the host's other users.
+        super::security::private_dir(&paths.base)?;
         for (name, _) in WRITABLE_DIRS {
             let dir = paths.writable_dir(name);
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        std::fs::create_dir_all(&paths.run)
-            .with_context(|| format!("creating {}", paths.run.display()))?;
+        super::security::private_dir(&paths.run)?;
         // A Unix socket path longer than sun_path cannot be bound: say so now rather
         // than as an opaque agent failure.
         if paths.socket.as_os_str().len() >= 108 {
@@ -154,19 +177,31 @@ impl Runtime {
         let log_err = log
             .try_clone()
             .with_context(|| format!("duplicating {}", paths.log.display()))?;
+        let (listener, status) = open_run_files(&paths)?;
+        let fds = RunFds {
+            listen: listener.as_raw_fd(),
+            status: status.as_raw_fd(),
+        };
         let mut cmd = match &self.isolation {
-            Isolation::Bwrap(bwrap) => self.bwrap_command(bwrap, record, &paths)?,
-            Isolation::None => self.host_command(record, &paths)?,
+            Isolation::Bwrap(bwrap) => self.bwrap_command(bwrap, record, &paths, fds)?,
+            Isolation::None => self.host_command(record, &paths, fds)?,
+            Isolation::Oci(oci) => oci.command(record, &paths, fds.listen, fds.status)?,
         };
         cmd.stdin(Stdio::null())
             .stdout(Stdio::from(log))
             .stderr(Stdio::from(log_err))
             .kill_on_drop(false);
         // Its own session: the terminal's signals (Ctrl-C on the server) don't reach
-        // the sandbox, and it outlives a server restart.
+        // the sandbox, and it outlives a server restart. The two run fds stay open
+        // across exec (only in the child: the server's copies keep FD_CLOEXEC).
         unsafe {
-            cmd.pre_exec(|| {
+            cmd.pre_exec(move || {
                 nix::unistd::setsid().map_err(std::io::Error::from)?;
+                for fd in [fds.listen, fds.status] {
+                    if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
                 Ok(())
             });
         }
@@ -174,11 +209,55 @@ impl Runtime {
             .with_context(|| format!("starting sandbox {}", record.id))
     }
 
+    /// Makes the sandbox's image ready (OCI runtimes; bubblewrap runs no image).
+    pub async fn prepare_image(&self, record: &SandboxRecord) -> super::error::ApiResult<()> {
+        match &self.isolation {
+            Isolation::Oci(oci) => {
+                super::oci::cgroups::Limits::from_request(&record.resource_limits, &oci.defaults)
+                    .map_err(|e| super::error::ApiError::invalid(format!("{e:#}")))?;
+                oci.prepare_image(record).await.map_err(|e| {
+                    super::error::ApiError::bad_request("SANDBOX::IMAGE_PULL_FAILED", e.0)
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Kills every process of sandbox `id` (`pid`: its recorded root process, if any)
+    /// and releases what the runtime holds for it.
+    pub fn stop(&self, id: &str, pid: Option<i32>) {
+        match &self.isolation {
+            Isolation::Oci(oci) => oci.stop(&self.paths(id), id, pid),
+            _ => {
+                if let Some(pid) = pid {
+                    kill_tree(pid);
+                }
+            }
+        }
+    }
+
+    /// Pause (`freeze`) or resume a sandbox's processes.
+    pub fn freeze(&self, id: &str, pid: Option<i32>, frozen: bool) -> Result<()> {
+        match &self.isolation {
+            Isolation::Oci(oci) if frozen => oci.pause(id),
+            Isolation::Oci(oci) => oci.resume(id),
+            _ => {
+                match (pid, frozen) {
+                    (Some(pid), true) => freeze_tree(pid),
+                    (Some(pid), false) => thaw_tree(pid),
+                    (None, _) => {}
+                }
+                Ok(())
+            }
+        }
+    }
+
     fn bwrap_command(
         &self,
         bwrap: &Path,
         record: &SandboxRecord,
         paths: &SandboxPaths,
+        fds: RunFds,
     ) -> Result<tokio::process::Command> {
         let mut cmd = tokio::process::Command::new(bwrap);
         cmd.args(namespace_args());
@@ -188,7 +267,6 @@ impl Runtime {
             cmd.arg("--bind").arg(paths.writable_dir(name)).arg(inside);
         }
         cmd.arg("--ro-bind").arg(&self.exe).arg(EXE_INSIDE);
-        cmd.arg("--bind").arg(&paths.run).arg(RUN_DIR_INSIDE);
         for volume in &record.volumes {
             let Some(host) = &volume.host else { continue };
             let source = volume_source(&host.path, volume.sub_path.as_deref())?;
@@ -208,13 +286,15 @@ impl Runtime {
         cmd.arg("--").arg(EXE_INSIDE).args([
             "agent",
             "--socket",
-            &format!("{RUN_DIR_INSIDE}/execd.sock"),
+            "execd.sock",
+            "--listen-fd",
+            &fds.listen.to_string(),
+            "--status-fd",
+            &fds.status.to_string(),
             "--root",
             "/",
             "--workdir",
             WORKSPACE_INSIDE,
-            "--status-file",
-            &format!("{RUN_DIR_INSIDE}/status.json"),
             "--",
         ]);
         cmd.args(&record.entrypoint);
@@ -225,6 +305,7 @@ impl Runtime {
         &self,
         record: &SandboxRecord,
         paths: &SandboxPaths,
+        fds: RunFds,
     ) -> Result<tokio::process::Command> {
         for volume in &record.volumes {
             let Some(host) = &volume.host else { continue };
@@ -249,16 +330,52 @@ impl Runtime {
             .arg("agent")
             .arg("--socket")
             .arg(&paths.socket)
+            .arg("--listen-fd")
+            .arg(fds.listen.to_string())
+            .arg("--status-fd")
+            .arg(fds.status.to_string())
             .arg("--root")
             .arg(&paths.fs)
             .arg("--workdir")
             .arg(WORKSPACE_INSIDE)
-            .arg("--status-file")
-            .arg(&paths.status_file)
             .arg("--")
             .args(&record.entrypoint);
         Ok(cmd)
     }
+}
+
+/// The agent's socket and status file, as the child inherits them.
+#[derive(Debug, Clone, Copy)]
+struct RunFds {
+    listen: std::os::fd::RawFd,
+    status: std::os::fd::RawFd,
+}
+
+/// Binds the agent's socket (0600) and creates its status file (0600, empty) in the
+/// host-only run directory, replacing leftovers of an earlier start of this sandbox.
+fn open_run_files(
+    paths: &SandboxPaths,
+) -> Result<(std::os::unix::net::UnixListener, std::fs::File)> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    for stale in [&paths.socket, &paths.status_file] {
+        match std::fs::remove_file(stale) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("removing {}", stale.display())),
+        }
+    }
+    let listener = std::os::unix::net::UnixListener::bind(&paths.socket)
+        .with_context(|| format!("binding {}", paths.socket.display()))?;
+    std::fs::set_permissions(&paths.socket, std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("setting mode 0600 on {}", paths.socket.display()))?;
+    let status = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&paths.status_file)
+        .with_context(|| format!("creating {}", paths.status_file.display()))?;
+    Ok((listener, status))
 }
 
 fn namespace_args() -> [&'static str; 11] {
@@ -304,7 +421,7 @@ fn system_dir_args() -> Result<Vec<String>> {
     Ok(args)
 }
 
-fn volume_source(path: &str, sub_path: Option<&str>) -> Result<PathBuf> {
+pub(super) fn volume_source(path: &str, sub_path: Option<&str>) -> Result<PathBuf> {
     let mut source = PathBuf::from(path);
     if let Some(sub) = sub_path.filter(|s| !s.is_empty()) {
         source.push(sub.trim_start_matches('/'));
@@ -312,10 +429,18 @@ fn volume_source(path: &str, sub_path: Option<&str>) -> Result<PathBuf> {
     if !source.exists() {
         bail!("host volume path {} does not exist", source.display());
     }
+    // Create resolved the path, under an --allowed-host-path: a symlink swapped in
+    // since then must not redirect the mount.
+    if std::fs::canonicalize(&source).ok().as_deref() != Some(source.as_path()) {
+        bail!(
+            "host volume path {} changed since the sandbox was created (now a symlink?)",
+            source.display()
+        );
+    }
     Ok(source)
 }
 
-fn sandbox_env(record: &SandboxRecord, home: &str) -> Vec<(String, String)> {
+pub(super) fn sandbox_env(record: &SandboxRecord, home: &str) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = vec![
         ("PATH".into(), DEFAULT_PATH.into()),
         ("HOME".into(), home.into()),
@@ -448,9 +573,11 @@ pub fn thaw_tree(root: i32) {
     signal_tree(root, Signal::SIGCONT);
 }
 
-/// The entrypoint's exit as recorded by the agent, if it wrote one.
+/// The entrypoint's exit as recorded by the agent, if it wrote one. The file is open
+/// in the sandbox's agent, so it is read like hostile input: no symlink, no FIFO,
+/// a regular file of at most 64 KiB.
 pub fn read_exit_status(path: &Path) -> Option<ExitStatus> {
-    let raw = std::fs::read(path).ok()?;
+    let raw = super::security::read_regular_no_follow(path, 64 * 1024).ok()?;
     serde_json::from_slice(&raw).ok()
 }
 

@@ -4,44 +4,150 @@
 //! The copy runs while the sandbox keeps running, so a file being written at that
 //! moment may be caught half-way; pause the sandbox first for an exact copy.
 
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use chrono::Utc;
+use nix::errno::Errno;
+use nix::fcntl::{AtFlags, OFlag};
+use nix::sys::stat::Mode;
 
 use super::error::{ApiError, ApiResult};
 use super::models::{SandboxState, Snapshot, SnapshotState, SnapshotStatus};
 use super::runtime::WRITABLE_DIRS;
 use super::Control;
 
+/// Deepest directory nesting a snapshot copies; deeper trees fail the snapshot.
+const MAX_DEPTH: usize = 256;
+
 /// Copies `from` into `to` recursively: directories, regular files (with their
-/// permissions) and symlinks. Sockets, FIFOs and devices are skipped.
+/// permissions, minus setuid/setgid) and symlinks (as symlinks). Sockets, FIFOs and
+/// devices are skipped.
+///
+/// `from` is written by a running sandbox, so nothing in it is trusted: the walk holds
+/// each directory open and reaches every entry relative to it (`openat` with
+/// `O_NOFOLLOW`, `fstatat` without following), so swapping a directory or a file for
+/// a symlink mid-copy makes that entry fail or be copied as the link it now is; the
+/// copy never reads a host file outside `from`.
 pub fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    let src = open_dir_at(None, from.as_os_str())
+        .with_context(|| format!("opening {}", from.display()))?;
+    copy_dir(&src, from, to, 0)
+}
+
+fn open_dir_at(dir: Option<&OwnedFd>, name: &std::ffi::OsStr) -> nix::Result<OwnedFd> {
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let fd = nix::fcntl::openat(dir.map(|d| d.as_raw_fd()), name, flags, Mode::empty())?;
+    // SAFETY: `openat` just returned this fd, owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn copy_dir(src: &OwnedFd, shown: &Path, to: &Path, depth: usize) -> Result<()> {
+    if depth > MAX_DEPTH {
+        anyhow::bail!(
+            "{} is nested more than {MAX_DEPTH} directories deep",
+            shown.display()
+        );
+    }
     std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
-    let meta = std::fs::metadata(from).with_context(|| format!("reading {}", from.display()))?;
-    std::fs::set_permissions(to, meta.permissions())
+    let meta = nix::sys::stat::fstat(src.as_raw_fd())
+        .with_context(|| format!("reading {}", shown.display()))?;
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(meta.st_mode & 0o1777))
         .with_context(|| format!("setting permissions of {}", to.display()))?;
-    for entry in std::fs::read_dir(from).with_context(|| format!("listing {}", from.display()))? {
-        let entry = entry.with_context(|| format!("listing {}", from.display()))?;
-        let src = entry.path();
-        let dst = to.join(entry.file_name());
-        let kind = entry
-            .file_type()
-            .with_context(|| format!("reading the type of {}", src.display()))?;
-        if kind.is_dir() {
-            copy_tree(&src, &dst)?;
-        } else if kind.is_symlink() {
-            let target = std::fs::read_link(&src)
-                .with_context(|| format!("reading link {}", src.display()))?;
-            let _ = std::fs::remove_file(&dst);
-            std::os::unix::fs::symlink(&target, &dst)
-                .with_context(|| format!("creating link {}", dst.display()))?;
-        } else if kind.is_file() {
-            std::fs::copy(&src, &dst)
-                .with_context(|| format!("copying {} to {}", src.display(), dst.display()))?;
+    // The open directory itself, not a path that could be redirected meanwhile.
+    let listing = format!("/proc/self/fd/{}", src.as_raw_fd());
+    for entry in
+        std::fs::read_dir(&listing).with_context(|| format!("listing {}", shown.display()))?
+    {
+        let entry = entry.with_context(|| format!("listing {}", shown.display()))?;
+        let name = entry.file_name();
+        let src_shown = shown.join(&name);
+        let dst = to.join(&name);
+        let st = match nix::sys::stat::fstatat(
+            Some(src.as_raw_fd()),
+            name.as_os_str(),
+            AtFlags::AT_SYMLINK_NOFOLLOW,
+        ) {
+            Ok(st) => st,
+            // Removed since the listing: nothing to copy.
+            Err(Errno::ENOENT) => continue,
+            Err(e) => return Err(e).with_context(|| format!("reading {}", src_shown.display())),
+        };
+        match st.st_mode & libc::S_IFMT {
+            libc::S_IFDIR => {
+                let child = match open_dir_at(Some(src), &name) {
+                    Ok(child) => child,
+                    // Swapped for a symlink or a file, or removed, since the listing:
+                    // changing under the copy, like a file being written; skipped.
+                    Err(Errno::ELOOP | Errno::ENOTDIR | Errno::ENOENT) => continue,
+                    Err(e) => {
+                        return Err(e).with_context(|| format!("opening {}", src_shown.display()))
+                    }
+                };
+                copy_dir(&child, &src_shown, &dst, depth + 1)?;
+            }
+            libc::S_IFLNK => {
+                let target = match nix::fcntl::readlinkat(Some(src.as_raw_fd()), name.as_os_str()) {
+                    Ok(target) => target,
+                    // No longer a link (or gone): skipped, as above.
+                    Err(Errno::EINVAL | Errno::ENOENT) => continue,
+                    Err(e) => {
+                        return Err(e)
+                            .with_context(|| format!("reading link {}", src_shown.display()))
+                    }
+                };
+                let _ = std::fs::remove_file(&dst);
+                std::os::unix::fs::symlink(&target, &dst)
+                    .with_context(|| format!("creating link {}", dst.display()))?;
+            }
+            libc::S_IFREG => copy_file(src, &name, &src_shown, &dst)?,
+            // Sockets, FIFOs, devices: nothing a snapshot should carry.
+            _ => {}
         }
     }
+    Ok(())
+}
+
+fn copy_file(dir: &OwnedFd, name: &std::ffi::OsStr, shown: &Path, dst: &Path) -> Result<()> {
+    let flags = OFlag::O_RDONLY
+        | OFlag::O_NOFOLLOW
+        | OFlag::O_NONBLOCK
+        | OFlag::O_CLOEXEC
+        | OFlag::O_NOCTTY;
+    let fd = match nix::fcntl::openat(Some(dir.as_raw_fd()), name, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        // Replaced by a symlink since the listing (O_NOFOLLOW) or gone: skip it.
+        Err(Errno::ELOOP | Errno::ENOENT) => return Ok(()),
+        Err(e) => return Err(e).with_context(|| format!("opening {}", shown.display())),
+    };
+    // SAFETY: `openat` just returned this fd, owned by nobody else.
+    let mut input = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    let meta = input
+        .metadata()
+        .with_context(|| format!("reading {}", shown.display()))?;
+    if !meta.is_file() {
+        // Swapped for a FIFO or a device since the listing.
+        return Ok(());
+    }
+    let _ = std::fs::remove_file(dst);
+    let mut output = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(meta.permissions().mode() & 0o1777)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(dst)
+        .with_context(|| format!("creating {}", dst.display()))?;
+    std::io::copy(&mut input, &mut output)
+        .with_context(|| format!("copying {} to {}", shown.display(), dst.display()))?;
+    // The umask may have cut the mode at creation.
+    std::fs::set_permissions(
+        dst,
+        std::fs::Permissions::from_mode(meta.permissions().mode() & 0o1777),
+    )
+    .with_context(|| format!("setting permissions of {}", dst.display()))?;
     Ok(())
 }
 
@@ -189,6 +295,50 @@ mod tests {
             std::fs::read_link(copied.join("a/link"))?,
             Path::new("b/f.txt")
         );
+        Ok(())
+    }
+
+    #[test]
+    fn copy_never_follows_links_out_and_drops_setuid_fifos() -> Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let host = tempfile::tempdir()?;
+        let secret = host.path().join("secret");
+        std::fs::write(&secret, b"host-only secret")?;
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600))?;
+        let src = tempfile::tempdir()?;
+        std::os::unix::fs::symlink(&secret, src.path().join("file-link"))?;
+        std::os::unix::fs::symlink(host.path(), src.path().join("dir-link"))?;
+        nix::unistd::mkfifo(
+            &src.path().join("fifo"),
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+        )?;
+        std::fs::write(src.path().join("suid"), b"x")?;
+        std::fs::set_permissions(
+            src.path().join("suid"),
+            std::fs::Permissions::from_mode(0o4755),
+        )?;
+        let dst = tempfile::tempdir()?;
+        let copy = dst.path().join("copy");
+        copy_tree(src.path(), &copy)?;
+        assert_eq!(std::fs::read_link(copy.join("file-link"))?, secret);
+        assert!(std::fs::symlink_metadata(copy.join("dir-link"))?
+            .file_type()
+            .is_symlink());
+        assert!(!copy.join("fifo").exists());
+        let mode = std::fs::metadata(copy.join("suid"))?.permissions().mode();
+        assert_eq!(mode & 0o7777, 0o755);
+        // Nothing of the host file's content is anywhere in the copy.
+        for entry in std::fs::read_dir(&copy)? {
+            let path = entry?.path();
+            let meta = std::fs::symlink_metadata(&path)?;
+            if meta.is_file() {
+                assert!(!std::fs::read(&path)?.windows(6).any(|w| w == b"secret"));
+            }
+        }
+        // A root that is itself a symlink is refused, not followed.
+        let linked_root = dst.path().join("root-link");
+        std::os::unix::fs::symlink(host.path(), &linked_root)?;
+        assert!(copy_tree(&linked_root, &dst.path().join("copy2")).is_err());
         Ok(())
     }
 }

@@ -58,6 +58,13 @@ pub fn isolation() -> &'static str {
     }
 }
 
+/// The server binary under test: this build's, or `OSB_TEST_SERVER_BIN` (to check
+/// that a regression test fails on another build).
+pub fn server_bin() -> String {
+    std::env::var("OSB_TEST_SERVER_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_opensandbox-server").to_string())
+}
+
 pub struct Server {
     child: Option<Child>,
     pub base: String,
@@ -87,7 +94,7 @@ impl Server {
             .append(true)
             .open(data_dir.join("server.log"))
             .expect("server log");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_opensandbox-server"))
+        let mut child = Command::new(server_bin())
             .args([
                 "--listen",
                 "127.0.0.1:0",

@@ -111,8 +111,7 @@ namespace OpenSandbox.CodeInterpreter
 
         private async Task<object> CallAsync(string op, Dictionary<string, object> args, CancellationToken ct)
         {
-            var r = await OpenSandbox.Native.Bridge.SandboxCall(_sandbox.NativeHandle, op, OpenSandbox.Internal.Json.Write(args), ct).ConfigureAwait(false);
-            return r == null ? null : OpenSandbox.Internal.Json.Parse(r);
+            return await _sandbox.Core.OpAsync(op, args, ct).ConfigureAwait(false);
         }
 
         private static CodeContext Ctx(object j)
@@ -174,16 +173,7 @@ namespace OpenSandbox.CodeInterpreter
         {
             options = options ?? new RunCodeOptions();
             var args = RunArgs(code, options.Context, options.Language);
-            if (options.Handlers == null)
-            {
-                var r = await CallAsync("code.run", args, cancellationToken).ConfigureAwait(false);
-                var e = Execution.FromJson(r);
-                e.ExitCode = null;
-                return e;
-            }
-            args["interrupt_on_drop"] = true;
-            var stream = await OpenSandbox.Native.Bridge.OpenStream(_sandbox.NativeHandle, "code.run", OpenSandbox.Internal.Json.Write(args), cancellationToken).ConfigureAwait(false);
-            return await new OpenSandbox.Internal.EventFolder(options.Handlers, false).RunAsync(stream, cancellationToken).ConfigureAwait(false);
+            return await OpenSandbox.Internal.EventFolder.RunAsync(_sandbox.Core, "code.start", args, options.Handlers, cancellationToken).ConfigureAwait(false);
         }
 
         public IAsyncEnumerable<ServerStreamEvent> RunStreamAsync(RunCodeRequest request, CancellationToken cancellationToken = default(CancellationToken))
@@ -200,7 +190,7 @@ namespace OpenSandbox.CodeInterpreter
         public Task InterruptAsync(string contextId, CancellationToken cancellationToken = default(CancellationToken))
         {
             OpenSandbox.Internal.Args.Require(contextId, "contextId");
-            return CallAsync("code.interrupt", OpenSandbox.Internal.Args.Of("execution_id", contextId), cancellationToken);
+            return CallAsync("code.interrupt", OpenSandbox.Internal.Args.Of("id", contextId), cancellationToken);
         }
     }
 }

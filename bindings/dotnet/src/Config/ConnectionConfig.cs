@@ -104,6 +104,22 @@ namespace OpenSandbox.Config
             return Json.Write(o);
         }
 
+        /// <summary>This configuration as the op layer's <c>connection</c> overrides (bindings/common).</summary>
+        internal Dictionary<string, object> ToSessionConnection()
+        {
+            var o = new Dictionary<string, object>();
+            o["domain"] = Domain;
+            o["protocol"] = ProtocolName;
+            o["api_key"] = string.IsNullOrEmpty(ApiKey) ? null : ApiKey;
+            o["request_timeout_s"] = (long)RequestTimeoutSeconds;
+            var h = new Dictionary<string, object>();
+            foreach (var kv in Headers) h[kv.Key] = kv.Value;
+            o["headers"] = h;
+            o["use_server_proxy"] = UseServerProxy;
+            o["user_agent"] = Constants.UserAgent;
+            return o;
+        }
+
         /// <summary>The native config, built once and shared by every sandbox/manager of this config.</summary>
         internal ConfigHandle Native
         {

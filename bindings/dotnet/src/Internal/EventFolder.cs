@@ -1,125 +1,135 @@
-// Folds execution events into an Execution and calls the user's handlers, with the
-// official rules (reference-sdk-api.md §0): exit code 0 on complete, int(error.value) on
-// error, for foreground commands and session runs only; code runs never set one.
+// Runs executions through the op layer and hands their events to the user's handlers; the
+// outcome (exit code and the rest, reference-sdk-api.md §0) is the core's, read from the
+// run's last item. Also the raw-event enumerable of RunStreamAsync.
 
 using System;
 using System.Collections.Generic;
 using System.Globalization;
 using System.Threading;
 using System.Threading.Tasks;
+using OpenSandbox.Core;
 using OpenSandbox.Models;
 using OpenSandbox.Native;
 
 namespace OpenSandbox.Internal
 {
-    internal sealed class EventFolder
+    /// <summary>
+    /// Runs an execution through the op layer (bindings/common): a start op
+    /// (commands.start, commands.start_in_session, code.start) returns a run handle, whose
+    /// events are pulled in batches with execution.next_batch and handed to the user's
+    /// handlers in order; the last item carries the outcome the core folded (exit code,
+    /// execution count, error, completion, and the kept output), so nothing is derived here.
+    /// Cancelling the token or a failing handler releases the run, which interrupts the
+    /// command on the server (the one rule of every language).
+    /// </summary>
+    internal static class EventFolder
     {
-        private readonly Execution _execution = new Execution();
-        private readonly ExecutionHandlers _handlers;
-        private readonly bool _inferExitCode;
-        private readonly bool _keep;
-
-        public EventFolder(ExecutionHandlers handlers, bool inferExitCode)
+        public static async Task<Execution> RunAsync(SandboxCore core, string startOp, Dictionary<string, object> args, ExecutionHandlers handlers, CancellationToken ct)
         {
-            _handlers = handlers;
-            _inferExitCode = inferExitCode;
-            _keep = handlers == null || !handlers.SkipAccumulation;
-        }
-
-        public Execution Execution { get { return _execution; } }
-
-        public async Task ApplyAsync(NativeEvent ev)
-        {
-            var h = _handlers;
-            if (h != null && h.OnEvent != null) await h.OnEvent(ToServerEvent(ev)).ConfigureAwait(false);
-            switch (ev.Type)
+            args["sandbox"] = await core.OpHandleAsync(ct).ConfigureAwait(false);
+            args["handlers"] = handlers != null;
+            if (handlers != null && handlers.SkipAccumulation) args["skip_accumulation"] = true;
+            var started = Json.Parse(await Bridge.SessionCall(startOp, Json.Write(args), ct).ConfigureAwait(false));
+            var handle = Json.Long(started, "handle") ?? 0;
+            try
             {
-                case NativeMethods.OSB_EVENT_INIT:
-                    _execution.Id = ev.Text;
-                    if (h != null && h.OnInit != null)
-                        await h.OnInit(new ExecutionInit { Id = ev.Text, Timestamp = ev.Timestamp }).ConfigureAwait(false);
-                    break;
-                case NativeMethods.OSB_EVENT_STDOUT:
-                case NativeMethods.OSB_EVENT_STDERR:
-                {
-                    var isErr = ev.Type == NativeMethods.OSB_EVENT_STDERR;
-                    var m = new OutputMessage { Text = ev.Text, Timestamp = ev.Timestamp, IsError = isErr };
-                    if (_keep) (isErr ? _execution.Logs.Stderr : _execution.Logs.Stdout).Add(m);
-                    if (h != null)
-                    {
-                        var f = isErr ? h.OnStderr : h.OnStdout;
-                        if (f != null) await f(m).ConfigureAwait(false);
-                    }
-                    break;
-                }
-                case NativeMethods.OSB_EVENT_RESULT:
-                {
-                    var r = ResultFromJson(ev.Json);
-                    if (_keep) _execution.Results.Add(r);
-                    if (h != null && h.OnResult != null) await h.OnResult(r).ConfigureAwait(false);
-                    break;
-                }
-                case NativeMethods.OSB_EVENT_EXECUTION_COUNT:
-                {
-                    var c = Json.Long(ev.Json, "count");
-                    if (c.HasValue) _execution.ExecutionCount = (int)c.Value;
-                    break;
-                }
-                case NativeMethods.OSB_EVENT_ERROR:
-                {
-                    var e = ErrorFromJson(ev.Json);
-                    _execution.Error = e;
-                    if (_inferExitCode)
-                    {
-                        int code;
-                        _execution.ExitCode = int.TryParse(e.Value, NumberStyles.Integer, CultureInfo.InvariantCulture, out code) ? (int?)code : null;
-                    }
-                    if (h != null && h.OnError != null) await h.OnError(e).ConfigureAwait(false);
-                    break;
-                }
-                case NativeMethods.OSB_EVENT_EXECUTION_COMPLETE:
-                {
-                    var c = new ExecutionComplete
-                    {
-                        Timestamp = Json.Long(ev.Json, "timestamp") ?? ev.Timestamp,
-                        ExecutionTimeMs = Json.Long(ev.Json, "execution_time_ms") ?? 0,
-                    };
-                    _execution.Complete = c;
-                    if (_inferExitCode && _execution.Error == null) _execution.ExitCode = 0;
-                    if (h != null && h.OnExecutionComplete != null) await h.OnExecutionComplete(c).ConfigureAwait(false);
-                    break;
-                }
+                // The batches are pulled with the blocking call on a dedicated thread: a
+                // handler that completes synchronously costs no task switch (a 100 MB stdout
+                // stays fast); an awaiting handler is awaited.
+                return await Task.Factory.StartNew(() => PumpAsync(handle, handlers, ct), CancellationToken.None,
+                    TaskCreationOptions.LongRunning | TaskCreationOptions.DenyChildAttach, TaskScheduler.Default).Unwrap().ConfigureAwait(false);
+            }
+            finally
+            {
+                Bridge.SessionRelease(handle);
             }
         }
 
-        /// <summary>
-        /// Drains a stream into this folder and frees it (which interrupts a still running
-        /// execution on cancellation or handler failure). The events are pulled with the
-        /// blocking next on a dedicated thread: a handler that completes synchronously costs no
-        /// task switch, which keeps a 100 MB stdout fast; an awaiting handler is awaited.
-        /// </summary>
-        public Task<Execution> RunAsync(StreamHandle stream, CancellationToken ct)
+        private static async Task<Execution> PumpAsync(long handle, ExecutionHandlers h, CancellationToken ct)
         {
-            return Task.Factory.StartNew(() => PumpAsync(stream, ct), CancellationToken.None,
-                TaskCreationOptions.LongRunning | TaskCreationOptions.DenyChildAttach, TaskScheduler.Default).Unwrap();
-        }
-
-        private async Task<Execution> PumpAsync(StreamHandle stream, CancellationToken ct)
-        {
-            using (stream)
+            var next = Json.Write(new Dictionary<string, object> { { "handle", handle } });
             using (var cancel = CancelHandle.New())
             using (ct.Register(cancel.Cancel))
             {
                 while (true)
                 {
                     ct.ThrowIfCancellationRequested();
-                    var ev = Bridge.StreamNextBlocking(stream, cancel, ct);
-                    if (ev == null) return _execution;
-                    var t = ApplyAsync(ev);
-                    if (t.IsCompleted) t.GetAwaiter().GetResult();
-                    else await t.ConfigureAwait(false);
+                    var batch = Json.Parse(Bridge.SessionCallBlocking("execution.next_batch", next, cancel, ct));
+                    foreach (var ev in Json.Arr(Json.Get(batch, "events")) ?? new List<object>())
+                    {
+                        if (Json.Str(ev, "type") == "end") return Outcome(ev, ct);
+                        if (h == null) continue;
+                        var t = DeliverAsync(ev, h);
+                        if (t.IsCompleted) t.GetAwaiter().GetResult();
+                        else await t.ConfigureAwait(false);
+                    }
+                    if (Json.Bool(batch, "done") == true)
+                        throw new SandboxInternalException("the run ended without its outcome");
                 }
             }
+        }
+
+        /// <summary>The Execution of an end item, or its error as the official exception.</summary>
+        internal static Execution Outcome(object end, CancellationToken ct)
+        {
+            if (Json.Bool(end, "ok") == true) return Execution.FromJson(Json.Get(end, "execution"));
+            var e = Json.Get(end, "error");
+            var kind = Json.Str(e, "kind") ?? "internal";
+            var message = Json.Str(e, "message") ?? kind;
+            if (kind == "cancelled" && ct.IsCancellationRequested) throw new OperationCanceledException(message, ct);
+            var status = Json.Long(e, "status");
+            throw ErrorMapper.ToException(kind, status.HasValue ? (int?)(int)status.Value : null, Json.Str(e, "code"), message, Json.Str(e, "request_id"), null);
+        }
+
+        /// <summary>Calls the handlers of one event of a batch, in order (OnEvent first).</summary>
+        internal static async Task DeliverAsync(object ev, ExecutionHandlers h)
+        {
+            var type = Json.Str(ev, "type");
+            var ts = Json.Long(ev, "timestamp") ?? 0;
+            if (h.OnEvent != null) await h.OnEvent(ToServerEvent(type, ev)).ConfigureAwait(false);
+            switch (type)
+            {
+                case ServerStreamEventTypes.Init:
+                    if (h.OnInit != null) await h.OnInit(new ExecutionInit { Id = Json.Str(ev, "id"), Timestamp = ts }).ConfigureAwait(false);
+                    break;
+                case ServerStreamEventTypes.Stdout:
+                case ServerStreamEventTypes.Stderr:
+                {
+                    var isErr = type == ServerStreamEventTypes.Stderr;
+                    var f = isErr ? h.OnStderr : h.OnStdout;
+                    if (f != null) await f(new OutputMessage { Text = Json.Str(ev, "text"), Timestamp = ts, IsError = isErr }).ConfigureAwait(false);
+                    break;
+                }
+                case ServerStreamEventTypes.Result:
+                    if (h.OnResult != null) await h.OnResult(ResultFromJson(ev)).ConfigureAwait(false);
+                    break;
+                case ServerStreamEventTypes.Error:
+                    if (h.OnError != null) await h.OnError(ErrorFromJson(ev)).ConfigureAwait(false);
+                    break;
+                case ServerStreamEventTypes.ExecutionComplete:
+                    if (h.OnExecutionComplete != null)
+                        await h.OnExecutionComplete(new ExecutionComplete { Timestamp = ts, ExecutionTimeMs = Json.Long(ev, "execution_time_ms") ?? 0 }).ConfigureAwait(false);
+                    break;
+            }
+        }
+
+        /// <summary>A batch event as the raw ServerStreamEvent of OnEvent.</summary>
+        internal static ServerStreamEvent ToServerEvent(string type, object ev)
+        {
+            var s = new ServerStreamEvent { Type = type ?? "unknown", Timestamp = Json.Long(ev, "timestamp"), Text = Json.Str(ev, "text") };
+            switch (type)
+            {
+                case ServerStreamEventTypes.Init: s.Text = Json.Str(ev, "id"); break;
+                case ServerStreamEventTypes.Result: s.Results = Json.Obj(Json.Get(ev, "raw")); break;
+                case ServerStreamEventTypes.Error:
+                    var e = ErrorFromJson(ev);
+                    var tb = new List<object>();
+                    foreach (var t in e.Traceback) tb.Add(t);
+                    s.Error = new Dictionary<string, object> { { "ename", e.Name }, { "evalue", e.Value }, { "traceback", tb } };
+                    break;
+                case ServerStreamEventTypes.ExecutionComplete: s.ExecutionTime = Json.Long(ev, "execution_time_ms"); break;
+            }
+            return s;
         }
 
         internal static ExecutionResult ResultFromJson(object j)

@@ -16,13 +16,68 @@ namespace OpenSandbox.Internal
 {
     internal sealed class SandboxCore
     {
-        public SandboxCore(SandboxHandle handle) { Handle = handle; }
+        private readonly SemaphoreSlim _opLock = new SemaphoreSlim(1, 1);
+        private readonly string _id;
+        private readonly OpenSandbox.Config.ConnectionConfig _config;
+        private SessionEntryHandle _opHandle;
+
+        public SandboxCore(SandboxHandle handle, string id, OpenSandbox.Config.ConnectionConfig config)
+        {
+            Handle = handle;
+            _id = id;
+            _config = config;
+        }
 
         public SandboxHandle Handle { get; private set; }
+
+        /// <summary>
+        /// The op-layer session's handle of this sandbox (bindings/common), connected without
+        /// health check on first use and released by <see cref="ReleaseOpHandle"/>.
+        /// </summary>
+        public async Task<long> OpHandleAsync(CancellationToken ct)
+        {
+            var h = Volatile.Read(ref _opHandle);
+            if (h != null) return h.Id;
+            await _opLock.WaitAsync(ct).ConfigureAwait(false);
+            try
+            {
+                if (_opHandle != null) return _opHandle.Id;
+                if (Handle.IsClosed) throw new ObjectDisposedException("Sandbox");
+                var args = new Dictionary<string, object>
+                {
+                    { "sandbox_id", _id },
+                    { "connection", _config.ToSessionConnection() },
+                    { "skip_health_check", true },
+                };
+                var r = Json.Parse(await Bridge.SessionCall("sandbox.connect", Json.Write(args), ct).ConfigureAwait(false));
+                var entry = SessionEntryHandle.Of(Json.Long(r, "handle") ?? 0);
+                Volatile.Write(ref _opHandle, entry);
+                return entry.Id;
+            }
+            finally
+            {
+                _opLock.Release();
+            }
+        }
+
+        public void ReleaseOpHandle()
+        {
+            var h = Interlocked.Exchange(ref _opHandle, null);
+            if (h != null) h.Dispose();
+        }
 
         public async Task<object> CallAsync(string op, Dictionary<string, object> args, CancellationToken ct)
         {
             var r = await Bridge.SandboxCall(Handle, op, args == null ? null : Json.Write(args), ct).ConfigureAwait(false);
+            return r == null ? null : Json.Parse(r);
+        }
+
+        /// <summary>Runs a sandbox-bound op of the op layer (bindings/common) on this sandbox.</summary>
+        public async Task<object> OpAsync(string op, Dictionary<string, object> args, CancellationToken ct)
+        {
+            args = args ?? new Dictionary<string, object>();
+            args["sandbox"] = await OpHandleAsync(ct).ConfigureAwait(false);
+            var r = await Bridge.SessionCall(op, Json.Write(args), ct).ConfigureAwait(false);
             return r == null ? null : Json.Parse(r);
         }
 
@@ -63,7 +118,7 @@ namespace OpenSandbox.Internal
 
         public CommandsService(SandboxCore core) { _core = core; }
 
-        private static Dictionary<string, object> RunArgs(string command, RunCommandOptions o)
+        internal static Dictionary<string, object> RunArgs(string command, RunCommandOptions o)
         {
             Args.Require(command, "command");
             o = o ?? new RunCommandOptions();
@@ -87,38 +142,31 @@ namespace OpenSandbox.Internal
 
         public async Task<Execution> RunAsync(string command, RunCommandOptions options = null, ExecutionHandlers handlers = null, CancellationToken cancellationToken = default(CancellationToken))
         {
-            var args = RunArgs(command, options);
-            var background = options != null && options.Background;
-            if (handlers == null)
-                return Execution.FromJson(await _core.CallAsync("commands.run", args, cancellationToken).ConfigureAwait(false));
-            // Handlers are async: drive the stream here and await each one in event order.
-            args["interrupt_on_drop"] = true;
-            var stream = await _core.OpenStreamAsync("commands.run", args, cancellationToken).ConfigureAwait(false);
-            return await new EventFolder(handlers, !background).RunAsync(stream, cancellationToken).ConfigureAwait(false);
+            return await EventFolder.RunAsync(_core, "commands.start", RunArgs(command, options), handlers, cancellationToken).ConfigureAwait(false);
         }
 
         public Task InterruptAsync(string executionId, CancellationToken cancellationToken = default(CancellationToken))
         {
             Args.Require(executionId, "executionId");
-            return _core.CallAsync("commands.interrupt", Args.Of("execution_id", executionId), cancellationToken);
+            return _core.OpAsync("commands.interrupt", Args.Of("id", executionId), cancellationToken);
         }
 
         public async Task<CommandStatus> GetCommandStatusAsync(string executionId, CancellationToken cancellationToken = default(CancellationToken))
         {
             Args.Require(executionId, "executionId");
-            return CommandStatus.FromJson(await _core.CallAsync("commands.get_command_status", Args.Of("execution_id", executionId), cancellationToken).ConfigureAwait(false));
+            return CommandStatus.FromJson(await _core.OpAsync("commands.get_command_status", Args.Of("id", executionId), cancellationToken).ConfigureAwait(false));
         }
 
         public async Task<CommandLogs> GetBackgroundCommandLogsAsync(string executionId, long? cursor = null, CancellationToken cancellationToken = default(CancellationToken))
         {
             Args.Require(executionId, "executionId");
-            var r = await _core.CallAsync("commands.get_background_command_logs", Args.Of("execution_id", executionId, "cursor", cursor), cancellationToken).ConfigureAwait(false);
+            var r = await _core.OpAsync("commands.get_background_command_logs", Args.Of("id", executionId, "cursor", cursor), cancellationToken).ConfigureAwait(false);
             return new CommandLogs { Content = Json.Str(r, "content") ?? "", Cursor = Json.Long(r, "cursor") };
         }
 
         public async Task<string> CreateSessionAsync(CreateSessionOptions options = null, CancellationToken cancellationToken = default(CancellationToken))
         {
-            var r = await _core.CallAsync("commands.create_session", Args.Of("working_directory", options == null ? null : options.WorkingDirectory), cancellationToken).ConfigureAwait(false);
+            var r = await _core.OpAsync("commands.create_session", Args.Of("working_directory", options == null ? null : options.WorkingDirectory), cancellationToken).ConfigureAwait(false);
             return Json.Str(r, "session_id");
         }
 
@@ -126,23 +174,24 @@ namespace OpenSandbox.Internal
         {
             Args.Require(sessionId, "sessionId");
             Args.Require(command, "command");
+            var args = SessionArgs(sessionId, command, options);
+            return await EventFolder.RunAsync(_core, "commands.start_in_session", args, handlers, cancellationToken).ConfigureAwait(false);
+        }
+
+        internal static Dictionary<string, object> SessionArgs(string sessionId, string command, RunInSessionOptions options)
+        {
             options = options ?? new RunInSessionOptions();
-            var args = Args.Of(
+            return Args.Of(
                 "session_id", sessionId,
                 "command", command,
                 "working_directory", options.WorkingDirectory,
                 "timeout_ms", options.TimeoutSeconds.HasValue ? (object)((long)options.TimeoutSeconds.Value * 1000) : null);
-            if (handlers == null)
-                return Execution.FromJson(await _core.CallAsync("commands.run_in_session", args, cancellationToken).ConfigureAwait(false));
-            args["interrupt_on_drop"] = true;
-            var stream = await _core.OpenStreamAsync("commands.run_in_session", args, cancellationToken).ConfigureAwait(false);
-            return await new EventFolder(handlers, true).RunAsync(stream, cancellationToken).ConfigureAwait(false);
         }
 
         public Task DeleteSessionAsync(string sessionId, CancellationToken cancellationToken = default(CancellationToken))
         {
             Args.Require(sessionId, "sessionId");
-            return _core.CallAsync("commands.delete_session", Args.Of("session_id", sessionId), cancellationToken);
+            return _core.OpAsync("commands.delete_session", Args.Of("session_id", sessionId), cancellationToken);
         }
     }
 
@@ -160,7 +209,7 @@ namespace OpenSandbox.Internal
 
         public async Task<IReadOnlyDictionary<string, SandboxFileInfo>> GetFileInfoAsync(IEnumerable<string> paths, CancellationToken cancellationToken = default(CancellationToken))
         {
-            var r = await _core.CallAsync("files.get_file_info", Args.Of("paths", Args.List(paths)), cancellationToken).ConfigureAwait(false);
+            var r = await _core.OpAsync("files.get_file_info", Args.Of("paths", Args.List(paths)), cancellationToken).ConfigureAwait(false);
             var d = new Dictionary<string, SandboxFileInfo>();
             var o = Json.Obj(r);
             if (o != null) foreach (var kv in o) d[kv.Key] = SandboxFileInfo.FromJson(kv.Value);
@@ -171,7 +220,7 @@ namespace OpenSandbox.Internal
         {
             Args.Require(entry, "entry");
             Args.Require(entry.Path, "entry.Path");
-            var r = await _core.CallAsync("files.search", Args.Of("path", entry.Path, "pattern", entry.Pattern), cancellationToken).ConfigureAwait(false);
+            var r = await _core.OpAsync("files.search", Args.Of("path", entry.Path, "pattern", entry.Pattern), cancellationToken).ConfigureAwait(false);
             var l = new List<SandboxFileInfo>();
             foreach (var x in InfoList(r)) l.Add(SandboxFileInfo.FromJson(x));
             return l;
@@ -180,7 +229,7 @@ namespace OpenSandbox.Internal
         public async Task<IReadOnlyList<SandboxFileInfo>> ListDirectoryAsync(string path, int? depth = null, CancellationToken cancellationToken = default(CancellationToken))
         {
             Args.Require(path, "path");
-            var r = await _core.CallAsync("files.list_directory", Args.Of("path", path, "depth", depth), cancellationToken).ConfigureAwait(false);
+            var r = await _core.OpAsync("files.list_directory", Args.Of("path", path, "depth", depth), cancellationToken).ConfigureAwait(false);
             var l = new List<SandboxFileInfo>();
             foreach (var x in InfoList(r)) l.Add(SandboxFileInfo.FromJson(x));
             return l;
@@ -196,12 +245,12 @@ namespace OpenSandbox.Internal
         public Task CreateDirectoriesAsync(IEnumerable<CreateDirectoryEntry> entries, CancellationToken cancellationToken = default(CancellationToken))
         {
             var l = PermEntries(entries, e => Args.Of("path", e.Path, "mode", e.Mode, "owner", e.Owner, "group", e.Group));
-            return _core.CallAsync("files.create_directories", Args.Of("entries", l), cancellationToken);
+            return _core.OpAsync("files.create_directories", Args.Of("entries", l), cancellationToken);
         }
 
         public Task DeleteDirectoriesAsync(IEnumerable<string> paths, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return _core.CallAsync("files.delete_directories", Args.Of("paths", Args.List(paths)), cancellationToken);
+            return _core.OpAsync("files.delete_directories", Args.Of("paths", Args.List(paths)), cancellationToken);
         }
 
         public async Task WriteFilesAsync(IEnumerable<WriteEntry> entries, CancellationToken cancellationToken = default(CancellationToken))
@@ -310,13 +359,13 @@ namespace OpenSandbox.Internal
 
         public Task DeleteFilesAsync(IEnumerable<string> paths, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return _core.CallAsync("files.delete_files", Args.Of("paths", Args.List(paths)), cancellationToken);
+            return _core.OpAsync("files.delete_files", Args.Of("paths", Args.List(paths)), cancellationToken);
         }
 
         public Task MoveFilesAsync(IEnumerable<MoveEntry> entries, CancellationToken cancellationToken = default(CancellationToken))
         {
             var l = PermEntries(entries, e => Args.Of("src", e.Src, "dest", e.Dest));
-            return _core.CallAsync("files.move_files", Args.Of("entries", l), cancellationToken);
+            return _core.OpAsync("files.move_files", Args.Of("entries", l), cancellationToken);
         }
 
         private static List<object> ReplaceEntries(IEnumerable<ContentReplaceEntry> entries)
@@ -326,12 +375,12 @@ namespace OpenSandbox.Internal
 
         public Task ReplaceContentsAsync(IEnumerable<ContentReplaceEntry> entries, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return _core.CallAsync("files.replace_contents", Args.Of("entries", ReplaceEntries(entries)), cancellationToken);
+            return _core.OpAsync("files.replace_contents", Args.Of("entries", ReplaceEntries(entries)), cancellationToken);
         }
 
         public async Task<IReadOnlyList<ContentReplaceResult>> ReplaceContentsDetailedAsync(IEnumerable<ContentReplaceEntry> entries, CancellationToken cancellationToken = default(CancellationToken))
         {
-            var r = await _core.CallAsync("files.replace_contents_detailed", Args.Of("entries", ReplaceEntries(entries)), cancellationToken).ConfigureAwait(false);
+            var r = await _core.OpAsync("files.replace_contents_detailed", Args.Of("entries", ReplaceEntries(entries)), cancellationToken).ConfigureAwait(false);
             var l = new List<ContentReplaceResult>();
             foreach (var x in InfoList(r))
                 l.Add(new ContentReplaceResult { Path = Json.Str(x, "path"), ReplacedCount = Json.Long(x, "replaced_count") ?? 0 });
@@ -341,7 +390,7 @@ namespace OpenSandbox.Internal
         public Task SetPermissionsAsync(IEnumerable<SetPermissionEntry> entries, CancellationToken cancellationToken = default(CancellationToken))
         {
             var l = PermEntries(entries, e => Args.Of("path", e.Path, "mode", e.Mode, "owner", e.Owner, "group", e.Group));
-            return _core.CallAsync("files.set_permissions", Args.Of("entries", l), cancellationToken);
+            return _core.OpAsync("files.set_permissions", Args.Of("entries", l), cancellationToken);
         }
     }
 

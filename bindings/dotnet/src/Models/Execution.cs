@@ -74,8 +74,17 @@ namespace OpenSandbox.Models
             var ec = Json.Long(j, "exit_code");
             if (ec.HasValue) e.ExitCode = (int)ec.Value;
             var logs = Json.Get(j, "logs");
-            AddMessages(e.Logs.Stdout, Json.Arr(Json.Get(logs, "stdout")), false);
-            AddMessages(e.Logs.Stderr, Json.Arr(Json.Get(logs, "stderr")), true);
+            if (logs != null)
+            {
+                AddMessages(e.Logs.Stdout, Json.Arr(Json.Get(logs, "stdout")), false);
+                AddMessages(e.Logs.Stderr, Json.Arr(Json.Get(logs, "stderr")), true);
+            }
+            else
+            {
+                // The op layer's dialect: lines, with parallel timestamps.
+                AddLines(e.Logs.Stdout, Json.Arr(Json.Get(j, "stdout")), Json.Arr(Json.Get(j, "stdout_timestamps")), false);
+                AddLines(e.Logs.Stderr, Json.Arr(Json.Get(j, "stderr")), Json.Arr(Json.Get(j, "stderr_timestamps")), true);
+            }
             var results = Json.Arr(Json.Get(j, "result")) ?? Json.Arr(Json.Get(j, "results"));
             if (results != null)
                 foreach (var r in results) e.Results.Add(EventFolder.ResultFromJson(r));
@@ -85,6 +94,16 @@ namespace OpenSandbox.Models
             if (c != null)
                 e.Complete = new ExecutionComplete { Timestamp = Json.Long(c, "timestamp") ?? 0, ExecutionTimeMs = Json.Long(c, "execution_time_ms") ?? 0 };
             return e;
+        }
+
+        private static void AddLines(List<OutputMessage> into, List<object> lines, List<object> times, bool isError)
+        {
+            if (lines == null) return;
+            for (var i = 0; i < lines.Count; i++)
+            {
+                var ts = times != null && i < times.Count ? Json.AsLong(times[i]) : null;
+                into.Add(new OutputMessage { Text = lines[i] as string, Timestamp = ts ?? 0, IsError = isError });
+            }
         }
 
         private static void AddMessages(List<OutputMessage> into, List<object> src, bool isError)

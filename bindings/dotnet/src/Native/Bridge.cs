@@ -68,6 +68,11 @@ namespace OpenSandbox.Native
             // for the process). ProcessExit still fires before that wait, so on Mono the SDK
             // ends the process there, after flushing the console, with the exit code already
             // decided. .NET (CoreCLR) does not wait for such threads and is left alone.
+            // Measured (2026-12-01, Mono 6.8): a program whose calls all go through an op-layer
+            // session on an explicit runtime (osb_runtime_new) that is freed at ProcessExit exits
+            // in 0.6 s without _exit(); on the never-ending process-wide runtime it hangs. The
+            // handle-based functions (lifecycle, files, metrics) still use that runtime, so the
+            // workaround stays until they are ported to the session (bindings/ffi/API.md §7).
             if (Type.GetType("Mono.Runtime") != null)
                 AppDomain.CurrentDomain.ProcessExit += OnProcessExit;
         }
@@ -104,6 +109,112 @@ namespace OpenSandbox.Native
         private static unsafe readonly NativeMethods.osb_download_next_callback_delegate DownloadNextCb = OnComplete;
         private static unsafe readonly NativeMethods.osb_upload_write_callback_delegate UploadWriteCb = OnComplete;
         private static unsafe readonly NativeMethods.osb_upload_finish_callback_delegate UploadFinishCb = OnComplete;
+        private static unsafe readonly NativeMethods.osb_session_call_callback_delegate SessionCallCb = OnComplete;
+
+        // ------------------------------------------------------------------ op-layer session
+
+        private static readonly object SessionLock = new object();
+        private static SessionHandle _session;
+
+        /// <summary>
+        /// The package's session of the op layer (bindings/common behind osb_session_call), on
+        /// the process-wide default runtime, which the handle-based functions use too: the
+        /// process has one tokio runtime. Kept for the process.
+        /// </summary>
+        internal static unsafe SessionHandle Session
+        {
+            get
+            {
+                lock (SessionLock)
+                {
+                    if (_session != null) return _session;
+                    OsbError* err = null;
+                    var rt = NativeMethods.osb_runtime_default(&err);
+                    if (rt == null) throw TakeError(err, CancellationToken.None);
+                    try
+                    {
+                        var s = NativeMethods.osb_session_new(rt, &err);
+                        if (s == null) throw TakeError(err, CancellationToken.None);
+                        var h = new SessionHandle();
+                        h.Set((IntPtr)s);
+                        _session = h;
+                        return h;
+                    }
+                    finally
+                    {
+                        NativeMethods.osb_runtime_free(rt);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Test hook: sees every op and its JSON arguments before they are sent.</summary>
+        internal static Action<string, string> OpTrace { get; set; }
+
+        /// <summary>Runs one op of the session; the result is its JSON text.</summary>
+        public static unsafe Task<string> SessionCall(string op, string argsJson, CancellationToken ct)
+        {
+            var trace = OpTrace;
+            if (trace != null) trace(op, argsJson);
+            var opz = Utf8z(op);
+            var json = Utf8z(argsJson);
+            var r = Start(ResultKind.String, ct, Session, (target, cancel, ud) =>
+            {
+                fixed (byte* o = opz)
+                fixed (byte* j = json)
+                    NativeMethods.osb_session_call((OsbSession*)target, o, j, (OsbCancel*)cancel, SessionCallCb, ud);
+            });
+            return Map(r, x => (string)x);
+        }
+
+        /// <summary>Blocking form of <see cref="SessionCall"/>, for pumps on a dedicated thread.</summary>
+        public static unsafe string SessionCallBlocking(string op, string argsJson, CancelHandle cancel, CancellationToken ct)
+        {
+            var trace = OpTrace;
+            if (trace != null) trace(op, argsJson);
+            var s = Session;
+            var opz = Utf8z(op);
+            var json = Utf8z(argsJson);
+            var sAdded = false;
+            var cAdded = false;
+            try
+            {
+                s.DangerousAddRef(ref sAdded);
+                cancel.DangerousAddRef(ref cAdded);
+                OsbError* err = null;
+                byte* res;
+                fixed (byte* o = opz)
+                fixed (byte* j = json)
+                    res = NativeMethods.osb_session_call_blocking((OsbSession*)s.DangerousGetHandle(), o, j, (OsbCancel*)cancel.DangerousGetHandle(), &err);
+                if (res == null) throw TakeError(err, ct);
+                return TakeString(res);
+            }
+            finally
+            {
+                if (cAdded) cancel.DangerousRelease();
+                if (sAdded) s.DangerousRelease();
+            }
+        }
+
+        /// <summary>Releases a session handle (a run is cancelled: its command is interrupted).</summary>
+        public static unsafe bool SessionRelease(long handle)
+        {
+            if (handle <= 0) return false;
+            var s = Session;
+            var added = false;
+            try
+            {
+                s.DangerousAddRef(ref added);
+                return NativeMethods.osb_session_release((OsbSession*)s.DangerousGetHandle(), (ulong)handle);
+            }
+            finally
+            {
+                if (added) s.DangerousRelease();
+            }
+        }
+
+        /// <summary>The op layer's manifest (osb_ops_manifest) as JSON.</summary>
+        public static unsafe string OpsManifest() { return TakeString(NativeMethods.osb_ops_manifest()); }
 
         // ------------------------------------------------------------------ misc
 

@@ -48,6 +48,30 @@ namespace OpenSandbox.Native
         protected override bool ReleaseHandle() { NativeMethods.osb_upload_free((OsbUpload*)handle); return true; }
     }
 
+    /// <summary>The op-layer session (osb_session_*); the package keeps one for the process.</summary>
+    internal sealed unsafe class SessionHandle : NativeHandle
+    {
+        protected override bool ReleaseHandle() { NativeMethods.osb_session_free((OsbSession*)handle); return true; }
+    }
+
+    /// <summary>
+    /// A handle of the session's registry (a sandbox the session connected): released with
+    /// osb_session_release by Dispose or, if the owner forgot, by the finalizer.
+    /// </summary>
+    internal sealed class SessionEntryHandle : NativeHandle
+    {
+        public long Id { get { return (long)handle; } }
+
+        public static SessionEntryHandle Of(long id)
+        {
+            var h = new SessionEntryHandle();
+            h.Set((IntPtr)id);
+            return h;
+        }
+
+        protected override bool ReleaseHandle() { Bridge.SessionRelease((long)handle); return true; }
+    }
+
     internal sealed unsafe class CancelHandle : NativeHandle
     {
         public static CancelHandle New()

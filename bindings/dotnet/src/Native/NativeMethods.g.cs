@@ -81,6 +81,15 @@ namespace OpenSandbox.Native
         internal delegate void osb_sandbox_resume_callback_delegate(System.UIntPtr user_data, void* result, OsbError* error);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void osb_session_call_callback_delegate(System.UIntPtr user_data, void* result, OsbError* error);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void osb_session_download_next_callback_delegate(System.UIntPtr user_data, void* result, OsbError* error);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void osb_session_upload_write_callback_delegate(System.UIntPtr user_data, void* result, OsbError* error);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void osb_stream_next_callback_delegate(System.UIntPtr user_data, void* result, OsbError* error);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
@@ -384,6 +393,170 @@ namespace OpenSandbox.Native
         internal static extern void osb_sandbox_free(OsbSandbox* s);
 
         /// <summary>
+        ///  A new multi-thread tokio runtime. `options_json` may be NULL (= `{}`); keys:
+        ///  `worker_threads` (default: one per CPU), `thread_name` (default
+        ///  `opensandbox-ffi-worker`). Unknown keys are an `invalid_argument`
+        ///  error. Returns an owned handle (free with `osb_runtime_free`), or NULL with
+        ///  `*error_out` set. Not usable in a `fork()`ed child.
+        ///
+        ///  # Safety
+        ///  `options_json` is NULL or NUL-terminated (borrowed); `error_out` is NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "osb_runtime_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern OsbRuntime* osb_runtime_new(byte* options_json, OsbError** error_out);
+
+        /// <summary>
+        ///  The process-wide default runtime (the one `osb_sandbox_call` and the other
+        ///  handle-based functions run on, rebuilt in a `fork()`ed child), as an owned
+        ///  reference: `osb_runtime_free` on it frees the reference and never stops the runtime.
+        ///  NULL with `*error_out` set only if the runtime cannot be started.
+        ///
+        ///  # Safety
+        ///  `error_out` is NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "osb_runtime_default", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern OsbRuntime* osb_runtime_default(OsbError** error_out);
+
+        /// <summary>
+        ///  Frees the caller's reference to the runtime. Sessions made on it and operations in
+        ///  flight keep it running; when this was the last reference, the runtime is shut down
+        ///  here and its worker threads end (waiting up to 2 s for running tasks). NULL is a
+        ///  no-op. Must not be called from a runtime thread (a library callback).
+        ///
+        ///  # Safety
+        ///  `rt` is NULL or an `OsbRuntime` from `osb_runtime_new`, not used afterwards.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "osb_runtime_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void osb_runtime_free(OsbRuntime* rt);
+
+        /// <summary>
+        ///  A new op-layer session on `rt`. Its base connection configuration is the core's
+        ///  default (`OPEN_SANDBOX_DOMAIN`, `OPEN_SANDBOX_API_KEY`, ...); ops take a
+        ///  `connection` (overrides or a `config.new` handle) to use another. The session keeps
+        ///  its own reference to the runtime. Returns an owned handle (free with
+        ///  `osb_session_free`), or NULL with `*error_out` set.
+        ///
+        ///  # Safety
+        ///  `rt` is a live `OsbRuntime`; `error_out` is NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "osb_session_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern OsbSession* osb_session_new(OsbRuntime* rt, OsbError** error_out);
+
+        /// <summary>
+        ///  Runs op `op` with `args_json` (a JSON object; NULL = `{}`) on the session's runtime
+        ///  (ops, keys and results: bindings/common/README.md, and `osb_ops_manifest`). The
+        ///  callback's result is an owned JSON `char *` (free with `osb_string_free`; `null`
+        ///  for ops without a value); its error carries the op layer's payload. An unknown op or
+        ///  argument key is an `invalid_argument` error.
+        ///
+        ///  # Safety
+        ///  `s` is a live `OsbSession`; `op`/`args_json` are NULL or NUL-terminated (borrowed
+        ///  for the call); `cancel` is NULL or a live `OsbCancel`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "osb_session_call", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void osb_session_call(OsbSession* s, byte* op, byte* args_json, OsbCancel* cancel, osb_session_call_callback_delegate callback, System.UIntPtr user_data);
+
+        /// <summary>
+        ///  Blocking `osb_session_call`: runs the op on the calling thread and returns its owned
+        ///  JSON result (free with `osb_string_free`), or NULL with `*error_out` set. Not
+        ///  callable from a library callback. For hosts whose threads may block (Go).
+        ///
+        ///  # Safety
+        ///  As `osb_session_call`; `error_out` is NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "osb_session_call_blocking", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern byte* osb_session_call_blocking(OsbSession* s, byte* op, byte* args_json, OsbCancel* cancel, OsbError** error_out);
+
+        /// <summary>
+        ///  Releases handle `handle` of the session (any kind; same as the `release` op, but
+        ///  synchronous and callable from any thread, finalizers included): an unfinished run
+        ///  is cancelled (which interrupts its command on the server), an open upload aborted.
+        ///  Returns whether the handle was live. False when `s` is NULL.
+        ///
+        ///  # Safety
+        ///  `s` is NULL or a live `OsbSession`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "osb_session_release", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        [return: MarshalAs(UnmanagedType.U1)]
+        internal static extern bool osb_session_release(OsbSession* s, ulong handle);
+
+        /// <summary>
+        ///  Number of live handles in the session (tests use it to prove nothing leaks).
+        ///
+        ///  # Safety
+        ///  `s` is NULL or a live `OsbSession`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "osb_session_handle_count", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern ulong osb_session_handle_count(OsbSession* s);
+
+        /// <summary>
+        ///  Frees the session: every handle it still holds is released (runs are cancelled,
+        ///  uploads aborted). Operations in flight keep what they use and still complete.
+        ///  NULL is a no-op.
+        ///
+        ///  # Safety
+        ///  `s` is NULL or an `OsbSession` from `osb_session_new`, not used afterwards.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "osb_session_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void osb_session_free(OsbSession* s);
+
+        /// <summary>
+        ///  Sends `len` bytes from `data` (copied before returning) to the upload `handle` (from
+        ///  the `upload.open` op), blocking while its queue is full. Returns 0 when queued, 1
+        ///  when the upload request already ended (the `upload.finish` op reports why), -1 on
+        ///  error (`*error_out` set). Not callable from a library callback.
+        ///
+        ///  # Safety
+        ///  `s` is a live `OsbSession`; `data` points to `len` readable bytes (NULL when `len`
+        ///  is 0); `cancel` is NULL or a live `OsbCancel`; `error_out` is NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "osb_session_upload_write_blocking", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int osb_session_upload_write_blocking(OsbSession* s, ulong handle, byte* data, System.UIntPtr len, OsbCancel* cancel, OsbError** error_out);
+
+        /// <summary>
+        ///  Async `osb_session_upload_write_blocking`: the callback's result is NULL once the
+        ///  chunk is queued, or an owned JSON `"ended"` string when the upload request already
+        ///  ended (the `upload.finish` op reports why). One write at a time per upload.
+        ///
+        ///  # Safety
+        ///  As `osb_session_upload_write_blocking`, without `error_out`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "osb_session_upload_write", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void osb_session_upload_write(OsbSession* s, ulong handle, byte* data, System.UIntPtr len, OsbCancel* cancel, osb_session_upload_write_callback_delegate callback, System.UIntPtr user_data);
+
+        /// <summary>
+        ///  Copies up to `cap` bytes of the download `handle` (from the `download.open` op)
+        ///  into `buf`, blocking until some arrived. Returns the count, 0 at the end, -1 on error
+        ///  (`*error_out` set). Not callable from a library callback.
+        ///
+        ///  # Safety
+        ///  `s` is a live `OsbSession`; `buf` points to `cap` writable bytes (may be NULL when
+        ///  `cap` is 0); `cancel` is NULL or a live `OsbCancel`; `error_out` is NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "osb_session_download_read", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern long osb_session_download_read(OsbSession* s, ulong handle, byte* buf, System.UIntPtr cap, OsbCancel* cancel, OsbError** error_out);
+
+        /// <summary>
+        ///  Async download read: the callback's result is an owned `OsbChunk *` of at most
+        ///  `max` bytes (free with `osb_chunk_free`; read it with `osb_chunk_data`), or NULL at
+        ///  the end. One read at a time per download.
+        ///
+        ///  # Safety
+        ///  `s` is a live `OsbSession`; `cancel` is NULL or a live `OsbCancel`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "osb_session_download_next", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void osb_session_download_next(OsbSession* s, ulong handle, System.UIntPtr max, OsbCancel* cancel, osb_session_download_next_callback_delegate callback, System.UIntPtr user_data);
+
+        /// <summary>
+        ///  The op layer's manifest as JSON: `{"version": 1, "ops": [{"name", "args": [{"name",
+        ///  "type", "required"}], "result"}]}` — every op `osb_session_call` accepts and every
+        ///  argument key of each. Owned: free with `osb_string_free`. NULL only on an internal
+        ///  error.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "osb_ops_manifest", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern byte* osb_ops_manifest();
+
+        /// <summary>
         ///  Opens an execution stream (`commands.run`, `commands.run_in_session`, `code.run`)
         ///  or a metrics stream (`metrics.watch`) with `args_json` (API.md §6.4). The callback's
         ///  result is an owned `OsbStream *` (free with `osb_stream_free`), delivered once the
@@ -616,6 +789,26 @@ namespace OpenSandbox.Native
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct OsbSandbox
+    {
+    }
+
+    /// <summary>
+    ///  An explicit tokio runtime (opaque): every operation of the sessions made on it runs
+    ///  on its worker threads, and nothing else in the library starts threads for them.
+    ///  Created with `osb_runtime_new`, freed with `osb_runtime_free`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct OsbRuntime
+    {
+    }
+
+    /// <summary>
+    ///  An op-layer session (opaque): one registry of the handles (configs, managers,
+    ///  sandboxes, runs, uploads, downloads) that op arguments and results refer to by
+    ///  integer. Created with `osb_session_new`, freed with `osb_session_free`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct OsbSession
     {
     }
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
+import time
 from datetime import timedelta
 from typing import Any
 
 from code_interpreter.services.code import Codes
+from opensandbox import _bridge
 from opensandbox.exceptions import SandboxReadyTimeoutException
 from opensandbox.sandbox import Sandbox
 
@@ -57,12 +58,11 @@ class CodeInterpreter:
         return await self._sandbox.is_healthy()
 
     async def check_ready(self, timeout: timedelta, polling_interval: timedelta) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout.total_seconds()
+        deadline = time.monotonic() + timeout.total_seconds()
         while not await self.ping():
-            if loop.time() >= deadline:
+            if time.monotonic() >= deadline:
                 raise SandboxReadyTimeoutException(f"code interpreter not ready within {timeout}")
-            await asyncio.sleep(polling_interval.total_seconds())
+            await _bridge.asleep(polling_interval.total_seconds())
 
     @classmethod
     async def create(

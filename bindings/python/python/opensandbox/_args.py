@@ -1,4 +1,4 @@
-"""Create / connect arguments shared by ``Sandbox`` and ``SandboxSync``."""
+"""Op-layer arguments shared by the async and the sync API: create / connect, filters."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import timedelta
 from typing import Any, Dict, List, Optional, Union
 
 from opensandbox.exceptions import InvalidArgumentException
-from opensandbox.models.sandboxes import NetworkPolicy, SandboxImageSpec
+from opensandbox.models.sandboxes import NetworkPolicy, SandboxFilter, SandboxImageSpec, SnapshotFilter
 
 
 def create_args(
@@ -40,7 +40,7 @@ def create_args(
         "snapshot_id": snapshot_id,
         "timeout_s": None if timeout is None else timeout.total_seconds(),
         "ready_timeout_s": ready_timeout.total_seconds(),
-        "polling_interval_s": health_check_polling_interval.total_seconds(),
+        "health_check_polling_interval_s": health_check_polling_interval.total_seconds(),
         "env": dict(env or {}),
         "metadata": dict(metadata or {}),
         "extensions": dict(extensions or {}),
@@ -64,6 +64,14 @@ def connect_args(
     return {
         "sandbox_id": sandbox_id,
         timeout_key: timeout.total_seconds(),
-        "polling_interval_s": polling.total_seconds(),
+        "health_check_polling_interval_s": polling.total_seconds(),
         "skip_health_check": skip,
     }
+
+
+def sandbox_filter(f: SandboxFilter) -> Dict[str, Any]:
+    return {"states": f.states or [], "metadata": f.metadata or {}, "page": f.page, "page_size": f.page_size}
+
+
+def snapshot_filter(f: SnapshotFilter) -> Dict[str, Any]:
+    return {"sandbox_id": f.sandbox_id, "states": f.states or [], "page": f.page, "page_size": f.page_size}

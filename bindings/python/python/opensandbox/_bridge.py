@@ -1,5 +1,6 @@
-"""Glue between the public classes and ``opensandbox._native``: calls (blocking or
-awaitable), error mapping, and folding execution events into models while handlers run.
+"""Glue between the public classes and ``opensandbox._native``: op-layer calls
+(blocking or awaitable), error mapping, and runs: events pulled in batches for the
+handlers, the Execution read from the run's final ``end`` item (folded by the core).
 """
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import time
 from typing import Any, Dict, List, Optional
 
 from opensandbox import _native
@@ -63,7 +65,7 @@ def map_error(err: BaseException) -> BaseException:
         )
     exc.request_id = request_id
     exc.kind = kind
-    exc.operation = operation  # type: ignore[attr-defined]
+    exc.operation = operation
     exc.__cause__ = None
     return exc
 
@@ -98,123 +100,184 @@ async def _await_native(start: Any) -> Any:
 
 
 def call(client: Any, op: str, args: Dict[str, Any], blobs: Optional[List[Any]] = None) -> Any:
-    """Blocking call (the GIL is released while the core works)."""
+    """Blocking call of an op-layer op (the GIL is released while the core works)."""
     try:
-        return client.call(op, json.dumps(args), blobs)
+        return client.call(op, args, blobs)
     except NativeError as e:
         raise map_error(e) from None
 
 
 async def acall(client: Any, op: str, args: Dict[str, Any], blobs: Optional[List[Any]] = None) -> Any:
-    """Awaitable call on the core's runtime."""
-    payload = json.dumps(args)
+    """Awaitable call of an op-layer op on the core's runtime."""
     try:
-        return await _await_native(lambda done: client.call_async(op, payload, done, blobs))
+        return await _await_native(lambda done: client.call_async(op, args, done, blobs))
     except NativeError as e:
         raise map_error(e) from None
 
 
-def loads(text: Any) -> Any:
-    """A JSON result (``None`` stays ``None``)."""
-    return None if text is None else json.loads(text)
+def native(fn: Any, *args: Any) -> Any:
+    """A blocking native method (``read_bytes``, ``read_chunk``, ...), errors mapped."""
+    try:
+        return fn(*args)
+    except NativeError as e:
+        raise map_error(e) from None
 
 
-class _Folder:
-    """Builds an :class:`Execution` from event tuples, yielding (handler, argument)."""
+async def anative(fn: Any, *args: Any) -> Any:
+    """An ``*_async`` native method awaited, errors mapped."""
+    try:
+        return await _await_native(lambda done: fn(*args, done))
+    except NativeError as e:
+        raise map_error(e) from None
 
-    def __init__(self, handlers: Any) -> None:
-        self.execution = Execution()
-        self.h = handlers
-        self.skip = bool(handlers is not None and getattr(handlers, "skip_accumulation", False))
 
-    def fold(self, ev: tuple) -> Any:
-        kind = ev[0]
-        h = self.h
-        ex = self.execution
-        if kind == "stdout":
-            msg = OutputMessage.model_construct(text=ev[1], timestamp=ev[2], is_error=False)
-            if not self.skip:
-                ex.logs.stdout.append(msg)
-            return (h.on_stdout, msg) if h is not None and h.on_stdout else None
-        if kind == "stderr":
-            msg = OutputMessage.model_construct(text=ev[1], timestamp=ev[2], is_error=True)
-            if not self.skip:
-                ex.logs.stderr.append(msg)
-            return (h.on_stderr, msg) if h is not None and h.on_stderr else None
-        if kind == "init":
-            ex.id = ev[1]
-            init = ExecutionInit(id=ev[1], timestamp=ev[2])
-            return (h.on_init, init) if h is not None and h.on_init else None
-        if kind == "result":
-            raw = json.loads(ev[3]) if ev[3] else {}
-            extra = {
-                k: (v if isinstance(v, str) else json.dumps(v))
-                for k, v in raw.items()
-                if k not in ("text", "text/plain")
-            }
-            res = ExecutionResult(text=ev[1], timestamp=ev[2], extra_properties=extra)
-            ex.result.append(res)
-            return (h.on_result, res) if h is not None and h.on_result else None
-        if kind == "count":
-            ex.execution_count = ev[1]
-            return None
-        if kind == "error":
-            err = ExecutionError(name=ev[1], value=ev[2], timestamp=ev[3], traceback=list(ev[4]))
-            ex.error = err
-            return (h.on_error, err) if h is not None and h.on_error else None
-        if kind == "complete":
-            c = ExecutionComplete(timestamp=ev[1], execution_time_in_millis=ev[2])
-            ex.complete = c
-            return (h.on_execution_complete, c) if h is not None and h.on_execution_complete else None
+# Most events pulled per ``execution.next_batch``.
+_BATCH = 4096
+
+
+def _wants_events(handlers: Any) -> bool:
+    if handlers is None:
+        return False
+    return any(
+        getattr(handlers, n, None) is not None
+        for n in ("on_stdout", "on_stderr", "on_result", "on_execution_complete", "on_error", "on_init")
+    )
+
+
+def start_args(args: Dict[str, Any], handlers: Any) -> Dict[str, Any]:
+    """``args`` of a run plus the op layer's ``handlers`` / ``skip_accumulation``."""
+    out = dict(args)
+    out["handlers"] = _wants_events(handlers)
+    out["skip_accumulation"] = bool(handlers is not None and getattr(handlers, "skip_accumulation", False))
+    return out
+
+
+def _handler_call(handlers: Any, ev: Dict[str, Any]) -> Any:
+    """The (handler, argument) pair for one op-layer event, or None."""
+    h = handlers
+    if h is None:
         return None
+    kind = ev.get("type")
+    if kind == "stdout" or kind == "stderr":
+        f = h.on_stdout if kind == "stdout" else h.on_stderr
+        if f is None:
+            return None
+        return f, OutputMessage.model_construct(text=ev["text"], timestamp=ev["timestamp"], is_error=kind == "stderr")
+    if kind == "init":
+        return (h.on_init, ExecutionInit(id=ev["id"], timestamp=ev["timestamp"])) if h.on_init else None
+    if kind == "result":
+        return (h.on_result, _result(ev)) if h.on_result else None
+    if kind == "error":
+        return (h.on_error, _error(ev)) if h.on_error else None
+    if kind == "execution_complete":
+        return (h.on_execution_complete, _complete(ev)) if h.on_execution_complete else None
+    return None
 
 
-def run_execution(stream: Any, handlers: Any) -> Execution:
-    """Drains an execution stream on this thread, calling sync handlers in order."""
-    folder = _Folder(handlers)
+def _result(r: Dict[str, Any]) -> ExecutionResult:
+    raw = r.get("raw") or {}
+    extra = {k: (v if isinstance(v, str) else json.dumps(v)) for k, v in raw.items() if k not in ("text", "text/plain")}
+    return ExecutionResult(text=r.get("text"), timestamp=r.get("timestamp") or 0, extra_properties=extra)
+
+
+def _error(e: Dict[str, Any]) -> ExecutionError:
+    return ExecutionError(
+        name=e["name"], value=e["value"], timestamp=e.get("timestamp") or 0, traceback=list(e.get("traceback") or [])
+    )
+
+
+def _complete(c: Dict[str, Any]) -> ExecutionComplete:
+    return ExecutionComplete(
+        timestamp=c.get("timestamp") or 0, execution_time_in_millis=c.get("execution_time_ms") or 0
+    )
+
+
+def _messages(texts: List[str], stamps: List[int], is_error: bool) -> List[OutputMessage]:
+    mk = OutputMessage.model_construct
+    return [mk(text=t, timestamp=ts, is_error=is_error) for t, ts in zip(texts, stamps)]
+
+
+def execution_of(end: Dict[str, Any]) -> Execution:
+    """The :class:`Execution` of a run's final ``end`` item: the outcome the core
+    folded (exit code, execution count, error, completion, kept output)."""
+    if not end.get("ok"):
+        e = end.get("error") or {}
+        raise map_error(
+            NativeError(
+                e.get("kind") or "internal",
+                e.get("message") or "",
+                e.get("status"),
+                e.get("code"),
+                e.get("request_id"),
+                e.get("operation") or "",
+            )
+        )
+    x = end["execution"]
+    ex = Execution(
+        id=x.get("id"),
+        execution_count=x.get("execution_count"),
+        exit_code=x.get("exit_code"),
+        error=_error(x["error"]) if x.get("error") else None,
+        complete=_complete(x["complete"]) if x.get("complete") else None,
+    )
+    ex.result = [_result(r) for r in x.get("results") or []]
+    ex.logs.stdout = _messages(x.get("stdout") or [], x.get("stdout_timestamps") or [], False)
+    ex.logs.stderr = _messages(x.get("stderr") or [], x.get("stderr_timestamps") or [], True)
+    return ex
+
+
+def run_execution(client: Any, op: str, args: Dict[str, Any], handlers: Any) -> Execution:
+    """Starts a run (``commands.start`` / ``commands.start_in_session`` / ``code.start``)
+    and pulls its events on this thread, calling sync handlers in order; the result is
+    the run's folded outcome."""
+    r = call(client, op, start_args(args, handlers))
+    handle = r["handle"]
     try:
         while True:
-            try:
-                msg = stream.next_batch()
-            except NativeError as e:
-                raise map_error(e) from None
-            if msg is None:
-                break
-            if isinstance(msg, tuple):
-                folder.execution.exit_code = msg[1]
-                break
-            for ev in msg:
-                todo = folder.fold(ev)
+            batch = call(client, "execution.next_batch", {"handle": handle, "max": _BATCH})
+            for ev in batch["events"]:
+                if ev["type"] == "end":
+                    return execution_of(ev)
+                todo = _handler_call(handlers, ev)
                 if todo is not None:
                     todo[0](todo[1])
+            if batch["done"]:
+                raise SandboxInternalException("the run ended without its outcome")
     finally:
-        stream.close()
-    return folder.execution
+        call(client, "release", {"handle": handle})
 
 
-async def arun_execution(stream: Any, handlers: Any) -> Execution:
-    """Drains an execution stream, awaiting async handlers in event order."""
-    folder = _Folder(handlers)
+async def arun_execution(client: Any, op: str, args: Dict[str, Any], handlers: Any) -> Execution:
+    """:func:`run_execution` for the async API: async handlers are awaited in event
+    order. Cancelling the awaiting task cancels the run."""
+    r = await acall(client, op, start_args(args, handlers))
+    handle = r["handle"]
     try:
         while True:
-            try:
-                msg = await _await_native(stream.next_batch_async)
-            except NativeError as e:
-                raise map_error(e) from None
-            if msg is None:
-                break
-            if isinstance(msg, tuple):
-                folder.execution.exit_code = msg[1]
-                break
-            for ev in msg:
-                todo = folder.fold(ev)
+            batch = await acall(client, "execution.next_batch", {"handle": handle, "max": _BATCH})
+            for ev in batch["events"]:
+                if ev["type"] == "end":
+                    return execution_of(ev)
+                todo = _handler_call(handlers, ev)
                 if todo is not None:
-                    r = todo[0](todo[1])
-                    if inspect.isawaitable(r):
-                        await r
+                    res = todo[0](todo[1])
+                    if inspect.isawaitable(res):
+                        await res
+            if batch["done"]:
+                raise SandboxInternalException("the run ended without its outcome")
     finally:
-        stream.close()
-    return folder.execution
+        # No I/O: releasing stops the run if it is still going.
+        call(client, "release", {"handle": handle})
+
+
+async def asleep(seconds: float) -> None:
+    """``asyncio.sleep`` (the sync API, generated from the async one, gets :func:`sleep`)."""
+    await asyncio.sleep(seconds)
+
+
+def sleep(seconds: float) -> None:
+    """``time.sleep`` (the blocking counterpart of :func:`asleep`)."""
+    time.sleep(seconds)
 
 
 def secs(td: Any) -> Optional[float]:
@@ -222,13 +285,5 @@ def secs(td: Any) -> Optional[float]:
     if td is None:
         return None
     if hasattr(td, "total_seconds"):
-        return td.total_seconds()
+        return float(td.total_seconds())
     return float(td)
-
-
-def next_item(chunks: Any) -> Any:
-    """Next chunk of a download / metrics watch (blocking, GIL released)."""
-    try:
-        return chunks.next_item()
-    except NativeError as e:
-        raise map_error(e) from None

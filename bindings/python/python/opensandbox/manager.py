@@ -6,6 +6,7 @@ from datetime import timedelta
 from typing import Any, Dict, Optional
 
 from opensandbox import _bridge
+from opensandbox._args import sandbox_filter, snapshot_filter
 from opensandbox.config.connection import ConnectionConfig
 from opensandbox.models.diagnostics import DiagnosticContent
 from opensandbox.models.sandboxes import (
@@ -17,14 +18,6 @@ from opensandbox.models.sandboxes import (
     SnapshotFilter,
     SnapshotInfo,
 )
-
-
-def sandbox_filter(f: SandboxFilter) -> Dict[str, Any]:
-    return {"states": f.states or [], "metadata": f.metadata or {}, "page": f.page, "page_size": f.page_size}
-
-
-def snapshot_filter(f: SnapshotFilter) -> Dict[str, Any]:
-    return {"sandbox_id": f.sandbox_id, "states": f.states or [], "page": f.page, "page_size": f.page_size}
 
 
 class SandboxManager:
@@ -44,7 +37,7 @@ class SandboxManager:
         return cls(connection_config)
 
     async def _call(self, op: str, **args: Any) -> Any:
-        return _bridge.loads(await _bridge.acall(self._client, op, args))
+        return await _bridge.acall(self._client, op, args)
 
     async def list_sandbox_infos(self, filter: SandboxFilter) -> PagedSandboxInfos:
         return PagedSandboxInfos.model_validate(

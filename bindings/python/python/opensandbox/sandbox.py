@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import time
 from datetime import timedelta
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Union
 
@@ -80,16 +80,16 @@ class Sandbox:
 
     async def get_info(self) -> SandboxInfo:
         """Current status, image, expiry and metadata."""
-        return SandboxInfo.model_validate(_bridge.loads(await self._call("sandbox.get_info")))
+        return SandboxInfo.model_validate(await self._call("sandbox.get_info"))
 
     async def get_endpoint(self, port: int) -> SandboxEndpoint:
         """Address (and headers) to reach ``port`` of the sandbox."""
-        return SandboxEndpoint.model_validate(_bridge.loads(await self._call("sandbox.get_endpoint", port=port)))
+        return SandboxEndpoint.model_validate(await self._call("sandbox.get_endpoint", port=port))
 
     async def get_signed_endpoint(self, port: int, expires: int) -> SandboxEndpoint:
         """A signed address valid until ``expires`` (Unix seconds)."""
         r = await self._call("sandbox.get_signed_endpoint", port=port, expires=expires)
-        return SandboxEndpoint.model_validate(_bridge.loads(r))
+        return SandboxEndpoint.model_validate(r)
 
     async def get_metrics(self) -> SandboxMetrics:
         """CPU and memory."""
@@ -97,28 +97,24 @@ class Sandbox:
 
     async def get_diagnostic_logs(self, scope: str) -> DiagnosticContent:
         """Diagnostic logs of ``scope``."""
-        return DiagnosticContent.model_validate(
-            _bridge.loads(await self._call("sandbox.get_diagnostic_logs", scope=scope))
-        )
+        return DiagnosticContent.model_validate(await self._call("sandbox.get_diagnostic_logs", scope=scope))
 
     async def get_diagnostic_events(self, scope: str) -> DiagnosticContent:
         """Diagnostic events of ``scope``."""
-        return DiagnosticContent.model_validate(
-            _bridge.loads(await self._call("sandbox.get_diagnostic_events", scope=scope))
-        )
+        return DiagnosticContent.model_validate(await self._call("sandbox.get_diagnostic_events", scope=scope))
 
     async def renew(self, timeout: timedelta) -> SandboxRenewResponse:
         """Extends the expiry to now + ``timeout``."""
         r = await self._call("sandbox.renew", seconds=timeout.total_seconds())
-        return SandboxRenewResponse.model_validate(_bridge.loads(r))
+        return SandboxRenewResponse.model_validate(r)
 
     async def patch_metadata(self, patch: Dict[str, Optional[str]]) -> SandboxInfo:
         """Sets (or, with None, removes) metadata keys."""
-        return SandboxInfo.model_validate(_bridge.loads(await self._call("sandbox.patch_metadata", patch=patch)))
+        return SandboxInfo.model_validate(await self._call("sandbox.patch_metadata", patch=patch))
 
     async def create_snapshot(self, name: Optional[str] = None) -> SnapshotInfo:
         """Snapshots the sandbox."""
-        return SnapshotInfo.model_validate(_bridge.loads(await self._call("sandbox.create_snapshot", name=name)))
+        return SnapshotInfo.model_validate(await self._call("sandbox.create_snapshot", name=name))
 
     async def get_egress_policy(self) -> NetworkPolicy:
         """The egress policy."""
@@ -153,18 +149,17 @@ class Sandbox:
 
     async def is_healthy(self) -> bool:
         """Whether execd answers its ping."""
-        return bool(_bridge.loads(await self._call("sandbox.is_healthy")))
+        return bool((await self._call("sandbox.is_healthy"))["healthy"])
 
     async def check_ready(self, timeout: timedelta, polling_interval: timedelta) -> None:
         """Polls :meth:`is_healthy` until it holds or ``timeout`` passes."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout.total_seconds()
+        deadline = time.monotonic() + timeout.total_seconds()
         while True:
             if await self.is_healthy():
                 return
-            if loop.time() >= deadline:
+            if time.monotonic() >= deadline:
                 raise SandboxReadyTimeoutException(f"sandbox {self._id} not ready within {timeout}")
-            await asyncio.sleep(polling_interval.total_seconds())
+            await _bridge.asleep(polling_interval.total_seconds())
 
     async def __aenter__(self) -> "Sandbox":
         return self
@@ -183,12 +178,11 @@ class Sandbox:
     ) -> "Sandbox":
         sb = cls(sandbox_id, config)
         if health_check is not None:
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + ready_timeout.total_seconds()
+            deadline = time.monotonic() + ready_timeout.total_seconds()
             while not await health_check(sb):
-                if loop.time() >= deadline:
+                if time.monotonic() >= deadline:
                     raise SandboxReadyTimeoutException(f"sandbox {sandbox_id} not ready within {ready_timeout}")
-                await asyncio.sleep(polling.total_seconds())
+                await _bridge.asleep(polling.total_seconds())
         return sb
 
     @classmethod
@@ -240,7 +234,7 @@ class Sandbox:
                 "lifecycle": lifecycle,
             },
         )
-        r = _bridge.loads(await _bridge.acall(config._client(), "sandbox.create", args))
+        r = await _bridge.acall(config._client(), "sandbox.create", args)
         try:
             return await cls._finish(r["id"], config, health_check, ready_timeout, health_check_polling_interval)
         except BaseException:
@@ -266,7 +260,7 @@ class Sandbox:
             health_check_polling_interval,
             skip_health_check or health_check is not None,
         )
-        r = _bridge.loads(await _bridge.acall(config._client(), "sandbox.connect", args))
+        r = await _bridge.acall(config._client(), "sandbox.connect", args)
         return await cls._finish(r["id"], config, health_check, connect_timeout, health_check_polling_interval)
 
     @classmethod
@@ -288,7 +282,7 @@ class Sandbox:
             health_check_polling_interval,
             skip_health_check or health_check is not None,
         )
-        r = _bridge.loads(await _bridge.acall(config._client(), "sandbox.resume", args))
+        r = await _bridge.acall(config._client(), "sandbox.resume", args)
         return await cls._finish(r["id"], config, health_check, resume_timeout, health_check_polling_interval)
 
 

@@ -1,24 +1,30 @@
-//! Conformance driver of the Rust SDK (`opensandbox-core`).
+//! Conformance driver of the Rust SDK: a thin stdin/stdout JSON-lines loop over the
+//! shared op layer (`opensandbox-bindings`), which calls `opensandbox-core`.
 //!
 //! Speaks the driver protocol of `conformance/PROTOCOL.md`: a handshake line, then one
-//! JSON request per stdin line and one JSON response per stdout line. Every operation
-//! goes through the core's public API only, exactly as a Rust user would call it, so
-//! the conformance matrix shows what users of this SDK get.
-
-mod args;
-mod convert;
-mod ops;
-mod protocol;
-mod recorder;
-mod state;
+//! JSON request per stdin line and one JSON response per stdout line. The ops, their
+//! argument keys, result shapes and error payloads are the op layer's own (its README),
+//! so this column of the matrix shows what every binding built on it gets.
 
 use std::io::Write;
 
+use opensandbox_bindings::{ops, Session};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use crate::protocol::Failure;
-use crate::state::State;
+/// Ops of the op layer that are transport details, not conformance operations.
+const HIDDEN: &[&str] = &[
+    "config.new",
+    "config.info",
+    "manager.new",
+    "release",
+    "manifest",
+    "upload.open",
+    "upload.finish",
+    "upload.abort",
+    "download.open",
+    "download.close",
+];
 
 fn write_line(value: &Value) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
@@ -28,67 +34,112 @@ fn write_line(value: &Value) -> std::io::Result<()> {
 }
 
 fn handshake() -> Value {
+    let ops: Vec<&str> = ops::OPS
+        .iter()
+        .copied()
+        .filter(|op| !HIDDEN.contains(op))
+        .collect();
     json!({
         "hello": "opensandbox-conformance",
         "protocol": 1,
         "language": "rust",
         "sdk": "opensandbox-core",
         "sdk_version": env!("CARGO_PKG_VERSION"),
-        "ops": ops::OPS,
+        "ops": ops,
     })
+}
+
+fn failure(id: Value, kind: &str, message: String) -> Value {
+    json!({"id": id, "ok": false, "error": {"kind": kind, "message": message}})
 }
 
 /// One response line for one request line. A line that is not a request still gets
 /// an answer (with a null id) so the harness sees the problem instead of waiting.
-async fn answer(state: &mut State, line: &str) -> Value {
+async fn answer(session: &Session, line: &str) -> Value {
     let request: Value = match serde_json::from_str(line) {
         Ok(v) => v,
         Err(e) => {
-            return protocol::response(
+            return failure(
                 Value::Null,
-                Err(Failure::Driver(format!("request is not JSON: {e}"))),
+                "driver_error",
+                format!("request is not JSON: {e}"),
             )
         }
     };
     let id = request.get("id").cloned().unwrap_or(Value::Null);
     let Some(op) = request.get("op").and_then(Value::as_str) else {
-        return protocol::response(id, Err(Failure::Driver("request has no op".into())));
+        return failure(id, "driver_error", "request has no op".into());
     };
+    if !opensandbox_bindings::is_op(op) || HIDDEN.contains(&op) {
+        return failure(
+            id,
+            "unsupported_op",
+            format!("the rust driver does not implement {op}"),
+        );
+    }
     let args = request.get("args").cloned().unwrap_or_else(|| json!({}));
-    let result = ops::dispatch(state, op, args::Args::new(op, args)).await;
-    protocol::response(id, result)
+    match session.call(op, args).await {
+        Ok(result) => json!({"id": id, "ok": true, "result": result}),
+        Err(e) => json!({"id": id, "ok": false, "error": e.to_json()}),
+    }
 }
 
 async fn serve() -> std::io::Result<()> {
     write_line(&handshake())?;
-    let mut state = State::new();
+    let session = Session::new();
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     while let Some(line) = lines.next_line().await? {
         if line.trim().is_empty() {
             continue;
         }
-        let response = answer(&mut state, &line).await;
+        let response = answer(&session, &line).await;
         write_line(&response)?;
     }
     Ok(())
 }
 
 fn main() -> std::process::ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("opensandbox-conformance-rust: cannot start the runtime: {e}");
-            return std::process::ExitCode::from(2);
-        }
-    };
-    match runtime.block_on(serve()) {
+    // The core's shared runtime: the driver runs on the same runtime every binding uses.
+    match opensandbox_core::runtime::block_on(serve()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("opensandbox-conformance-rust: stdin/stdout failed: {e}");
             std::process::ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handshake_lists_the_conformance_ops_only() {
+        let h = handshake();
+        let ops: Vec<&str> = h["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(ops.contains(&"commands.run"));
+        assert!(ops.contains(&"execution.wait"));
+        assert!(!ops.contains(&"release"));
+    }
+
+    #[test]
+    fn bad_requests_get_an_answer() {
+        let s = Session::new();
+        let v = opensandbox_core::runtime::block_on(answer(&s, "not json"));
+        assert_eq!(v["error"]["kind"], "driver_error");
+        let v = opensandbox_core::runtime::block_on(answer(&s, r#"{"id": 3, "op": "x.y"}"#));
+        assert_eq!(v["id"], 3);
+        assert_eq!(v["error"]["kind"], "unsupported_op");
+        let v = opensandbox_core::runtime::block_on(answer(
+            &s,
+            r#"{"id": 4, "op": "commands.run", "args": {"sandbox": "s", "comand": "ls"}}"#,
+        ));
+        assert_eq!(v["error"]["kind"], "invalid_argument");
+        assert!(v["error"]["message"].as_str().unwrap().contains("comand"));
     }
 }

@@ -8,6 +8,7 @@
 //! Submodules: [`meta`] (FileInfo, modes, owners), [`ops`] (stat, delete, chmod, move,
 //! search, replace, directories), [`upload`] and [`download`] (streamed bodies).
 
+pub mod atomic;
 pub mod download;
 pub mod meta;
 pub mod ops;

@@ -225,25 +225,102 @@ pub struct ReplaceItem {
     pub new: String,
 }
 
-fn replace_bytes(haystack: &[u8], old: &[u8], new: &[u8]) -> (Vec<u8>, usize) {
-    let mut out = Vec::with_capacity(haystack.len());
+/// Bytes read per step of a streamed replace.
+const REPLACE_CHUNK: usize = 1 << 20;
+
+/// Copies `input` to `output` with every non-overlapping occurrence of `old` (leftmost
+/// first) replaced by `new`; returns the count. Memory stays at one chunk plus
+/// `old.len()` whatever the input's size: a match cut by a chunk boundary is found
+/// because the last `old.len() - 1` bytes wait for the next chunk.
+pub fn replace_stream<R: std::io::Read, W: std::io::Write>(
+    mut input: R,
+    mut output: W,
+    old: &[u8],
+    new: &[u8],
+) -> std::io::Result<usize> {
+    let finder = memchr::memmem::Finder::new(old);
+    let keep = old.len().saturating_sub(1);
+    let mut buf: Vec<u8> = Vec::with_capacity(REPLACE_CHUNK + old.len());
+    let mut chunk = vec![0u8; REPLACE_CHUNK];
     let mut count = 0;
-    let mut i = 0;
-    while i < haystack.len() {
-        if haystack[i..].starts_with(old) {
-            out.extend_from_slice(new);
-            i += old.len();
-            count += 1;
+    loop {
+        let n = match input.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let eof = n == 0;
+        buf.extend_from_slice(&chunk[..n]);
+        // Matches starting before `safe_end` lie wholly in `buf`; later ones may not.
+        let safe_end = if eof {
+            buf.len()
         } else {
-            out.push(haystack[i]);
-            i += 1;
+            buf.len().saturating_sub(keep)
+        };
+        let mut i = 0;
+        while let Some(p) = finder.find(&buf[i..]) {
+            if i + p >= safe_end {
+                break;
+            }
+            output.write_all(&buf[i..i + p])?;
+            output.write_all(new)?;
+            count += 1;
+            i += p + old.len();
+        }
+        if i < safe_end {
+            output.write_all(&buf[i..safe_end])?;
+            i = safe_end;
+        }
+        buf.drain(..i);
+        if eof {
+            break;
         }
     }
-    (out, count)
+    output.flush()?;
+    Ok(count)
+}
+
+/// Replaces in one file through a temporary file renamed over it (only when something
+/// was replaced), so a failure half-way leaves the file as it was.
+fn replace_in_file(host: &Path, sandbox: &Path, old: &[u8], new: &[u8]) -> Result<usize, ApiError> {
+    let input = std::fs::File::open(host).map_err(|e| io_error(&e, "read", sandbox))?;
+    if !input
+        .metadata()
+        .map_err(|e| io_error(&e, "read", sandbox))?
+        .is_file()
+    {
+        return Err(ApiError::bad_request(
+            "INVALID_PATH",
+            format!("{} is not a regular file", sandbox.display()),
+        ));
+    }
+    let (pending, output) =
+        super::atomic::PendingFile::create(host).map_err(|e| io_error(&e, "write", sandbox))?;
+    let mut writer = std::io::BufWriter::with_capacity(REPLACE_CHUNK, output);
+    let count = replace_stream(
+        std::io::BufReader::with_capacity(REPLACE_CHUNK, input),
+        &mut writer,
+        old,
+        new,
+    )
+    .map_err(|e| io_error(&e, "write", sandbox))?;
+    let output = writer
+        .into_inner()
+        .map_err(|e| io_error(e.error(), "write", sandbox))?;
+    if count > 0 {
+        output
+            .sync_all()
+            .map_err(|e| io_error(&e, "fsync", sandbox))?;
+        pending
+            .commit()
+            .map_err(|e| io_error(&e, "rename into", sandbox))?;
+    }
+    Ok(count)
 }
 
 /// `POST /files/replace[?verbose=true]` `{path: {old, new}}`: replaces every occurrence
-/// in place (mode and owner kept). Verbose answers `{path: {replacedCount}}`.
+/// (mode and owner kept), streaming through a temporary file that is renamed over the
+/// original (see [`replace_in_file`]). Verbose answers `{path: {replacedCount}}`.
 pub async fn replace(
     State(state): State<SharedState>,
     query: QueryPairs,
@@ -263,11 +340,12 @@ pub async fn replace(
         let mut counts = BTreeMap::new();
         for (user_path, item) in body {
             let r = paths::resolve(&cfg, &user_path, Last::Follow)?;
-            let data = std::fs::read(&r.host).map_err(|e| io_error(&e, "read", &r.sandbox))?;
-            let (replaced, count) = replace_bytes(&data, item.old.as_bytes(), item.new.as_bytes());
-            if count > 0 {
-                std::fs::write(&r.host, replaced).map_err(|e| io_error(&e, "write", &r.sandbox))?;
-            }
+            let count = replace_in_file(
+                &r.host,
+                &r.sandbox,
+                item.old.as_bytes(),
+                item.new.as_bytes(),
+            )?;
             counts.insert(user_path, serde_json::json!({ "replacedCount": count }));
         }
         if verbose {
@@ -416,12 +494,59 @@ mod tests {
 
     #[test]
     fn replace_counts_non_overlapping_occurrences() {
+        fn replace_bytes(input: &[u8], old: &[u8], new: &[u8]) -> (Vec<u8>, usize) {
+            let mut out = Vec::new();
+            let n = replace_stream(input, &mut out, old, new).unwrap();
+            (out, n)
+        }
         let (out, n) = replace_bytes(b"aaa-aa", b"aa", b"b");
         assert_eq!(out, b"ba-b");
         assert_eq!(n, 2);
         let (out, n) = replace_bytes(b"xyz", b"q", b"r");
         assert_eq!(out, b"xyz");
         assert_eq!(n, 0);
+    }
+
+    /// A reader that hands out `step` bytes at a time, to put matches across reads.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.1.min(buf.len()).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn streamed_replace_finds_matches_across_reads() {
+        // Same result as a whole-buffer replace for every read size.
+        let input: Vec<u8> = b"needle-xneedleneedl-eneedle!".repeat(50);
+        let expected = {
+            let text = String::from_utf8(input.clone()).unwrap();
+            (
+                text.replace("needle", "NEW"),
+                text.matches("needle").count(),
+            )
+        };
+        for step in 1..=13 {
+            let mut out = Vec::new();
+            let n = replace_stream(Trickle(&input, step), &mut out, b"needle", b"NEW").unwrap();
+            assert_eq!(
+                (String::from_utf8(out).unwrap(), n),
+                expected,
+                "step {step}"
+            );
+        }
+        // Bigger than one chunk, with a match straddling the chunk boundary.
+        let mut big = vec![b'.'; REPLACE_CHUNK - 3];
+        big.extend_from_slice(b"needle");
+        big.extend(vec![b'.'; 10]);
+        let mut out = Vec::new();
+        let n = replace_stream(&big[..], &mut out, b"needle", b"X").unwrap();
+        assert_eq!(n, 1);
+        assert_eq!(out.len(), big.len() - 5);
     }
 
     #[test]

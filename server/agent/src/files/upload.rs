@@ -16,6 +16,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 
+use super::atomic::PendingFile;
 use super::meta::{self, PermissionSpec};
 use super::{blocking, io_error};
 use crate::error::ApiError;
@@ -109,27 +110,46 @@ async fn create_parents(host: &Path, sandbox: &Path) -> Result<(), ApiError> {
     Ok(())
 }
 
-async fn finish(host: &Path, sandbox: &Path, spec: PermissionSpec) -> Result<(), ApiError> {
-    let (host, sandbox) = (host.to_path_buf(), sandbox.to_path_buf());
-    blocking(move || meta::apply(&host, &sandbox, &spec, "INVALID_FILE_METADATA")).await
+/// chmod/chown of the complete temporary file, then the rename over the destination.
+async fn finish(
+    pending: PendingFile,
+    sandbox: &Path,
+    spec: PermissionSpec,
+) -> Result<(), ApiError> {
+    let sandbox = sandbox.to_path_buf();
+    blocking(move || {
+        meta::apply(pending.path(), &sandbox, &spec, "INVALID_FILE_METADATA")?;
+        pending
+            .commit()
+            .map_err(|e| io_error(&e, "rename into", &sandbox))
+    })
+    .await
 }
 
-/// Streams one file part to its destination: parents created, truncate, fsync, then
-/// chmod/chown.
+/// A temporary file next to the destination (parents created).
+async fn pending_file(
+    host: &Path,
+    sandbox: &Path,
+) -> Result<(PendingFile, tokio::fs::File), ApiError> {
+    create_parents(host, sandbox).await?;
+    let host_owned = host.to_path_buf();
+    let (pending, file) = tokio::task::spawn_blocking(move || PendingFile::create(&host_owned))
+        .await
+        .map_err(|e| ApiError::runtime(format!("upload task failed: {e}")))?
+        .map_err(|e| io_error(&e, "open", sandbox))?;
+    Ok((pending, tokio::fs::File::from_std(file)))
+}
+
+/// Streams one file part to a temporary file next to its destination, fsyncs it,
+/// applies chmod/chown, and renames it over the destination: an upload cut short
+/// leaves the old file intact (the temporary file is removed when dropped).
 async fn write_to_destination(
     cfg: &AgentConfig,
     field: &mut multer::Field<'_>,
     metadata: Metadata,
 ) -> Result<(), ApiError> {
     let r = paths::resolve(cfg, &metadata.path, Last::Follow)?;
-    create_parents(&r.host, &r.sandbox).await?;
-    let file = tokio::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&r.host)
-        .await
-        .map_err(|e| io_error(&e, "open", &r.sandbox))?;
+    let (pending, file) = pending_file(&r.host, &r.sandbox).await?;
     let mut writer = BufWriter::with_capacity(WRITE_BUFFER, file);
     copy_field(field, &mut writer, &r.sandbox).await?;
     writer
@@ -137,7 +157,7 @@ async fn write_to_destination(
         .sync_all()
         .await
         .map_err(|e| io_error(&e, "fsync", &r.sandbox))?;
-    finish(&r.host, &r.sandbox, metadata.spec).await
+    finish(pending, &r.sandbox, metadata.spec).await
 }
 
 /// A file part received before its metadata, parked on disk.
@@ -162,19 +182,12 @@ async fn place_spooled(
     metadata: Metadata,
 ) -> Result<(), ApiError> {
     let r = paths::resolve(cfg, &metadata.path, Last::Follow)?;
-    create_parents(&r.host, &r.sandbox).await?;
-    // Copy rather than rename: the spool may be on another filesystem and the
-    // destination keeps its inode (and thus hard links), as with a direct write.
+    // Copy rather than rename: the spool may be on another filesystem. The copy goes
+    // to a temporary file next to the destination, renamed over it once complete.
     let mut src = tokio::fs::File::open(&spooled.file)
         .await
         .map_err(|e| ApiError::runtime(format!("cannot reopen spool file: {e}")))?;
-    let dest = tokio::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&r.host)
-        .await
-        .map_err(|e| io_error(&e, "open", &r.sandbox))?;
+    let (pending, dest) = pending_file(&r.host, &r.sandbox).await?;
     let mut writer = BufWriter::with_capacity(WRITE_BUFFER, dest);
     tokio::io::copy(&mut src, &mut writer)
         .await
@@ -189,7 +202,7 @@ async fn place_spooled(
         .await
         .map_err(|e| io_error(&e, "fsync", &r.sandbox))?;
     drop(spooled);
-    finish(&r.host, &r.sandbox, metadata.spec).await
+    finish(pending, &r.sandbox, metadata.spec).await
 }
 
 /// `POST /files/upload`.

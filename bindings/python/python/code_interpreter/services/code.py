@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, List, Optional
 
-from code_interpreter.models.code import CodeContext, SupportedLanguage
+from code_interpreter._args import run_args
+from code_interpreter.models.code import CodeContext
 from opensandbox import _bridge
-from opensandbox.exceptions import InvalidArgumentException
-from opensandbox.models.execd import Execution, ExecutionHandlers
-
-
-def run_args(sandbox_id: str, code: str, language: Optional[str], context: Optional[CodeContext]) -> Dict[str, Any]:
-    if not code or not code.strip():
-        raise InvalidArgumentException("code cannot be empty")
-    if context is not None and language is not None and context.language != language:
-        raise InvalidArgumentException(f"language '{language}' must match context.language '{context.language}'")
-    if context is None:
-        context = CodeContext(language=language or SupportedLanguage.PYTHON)
-    return {"sandbox": sandbox_id, "code": code, "context": {"id": context.id, "language": context.language}}
+from opensandbox.models.execd import Execution
+from opensandbox.models.execd import ExecutionHandlers
 
 
 class Codes:
@@ -29,7 +20,7 @@ class Codes:
 
     async def _call(self, op: str, **args: Any) -> Any:
         args["sandbox"] = self._id
-        return _bridge.loads(await _bridge.acall(self._client, op, args))
+        return await _bridge.acall(self._client, op, args)
 
     async def create_context(self, language: str) -> CodeContext:
         """A new context of ``language``."""
@@ -56,8 +47,9 @@ class Codes:
         handlers: Optional[ExecutionHandlers] = None,
     ) -> Execution:
         """Runs code in ``context`` (or the default context of ``language``, python by default)."""
-        stream = await _bridge.acall(self._client, "code.run", run_args(self._id, code, language, context))
-        return await _bridge.arun_execution(stream, handlers)
+        return await _bridge.arun_execution(
+            self._client, "code.start", run_args(self._id, code, language, context), handlers
+        )
 
     async def interrupt(self, execution_id: str) -> None:
         """Interrupts the running cell (``execution_id`` is the context id)."""
@@ -66,7 +58,7 @@ class Codes:
     async def ping(self) -> bool:
         """Whether the code service answers."""
         try:
-            return bool(await self._call("sandbox.is_healthy"))
+            return bool((await self._call("sandbox.is_healthy"))["healthy"])
         except Exception:
             return False
 

@@ -1,3 +1,4 @@
+# Generated from code_interpreter/code_interpreter.py by bindings/python/scripts/gen_sync.py (unasync): do not edit.
 """``CodeInterpreter``: a sandbox with code execution in persistent contexts (blocking)."""
 
 from __future__ import annotations
@@ -6,9 +7,10 @@ import time
 from datetime import timedelta
 from typing import Any
 
-from code_interpreter.sync.services.code import CodesSync as Codes
+from code_interpreter.sync.services.code import CodesSync
+from opensandbox import _bridge
 from opensandbox.exceptions import SandboxReadyTimeoutException
-from opensandbox.sync.sandbox import SandboxSync as Sandbox
+from opensandbox.sync.sandbox import SandboxSync
 
 DEFAULT_READY_TIMEOUT = timedelta(seconds=30)
 DEFAULT_HEALTH_CHECK_POLLING_INTERVAL = timedelta(milliseconds=200)
@@ -17,12 +19,12 @@ DEFAULT_HEALTH_CHECK_POLLING_INTERVAL = timedelta(milliseconds=200)
 class CodeInterpreterSync:
     """Wraps a :class:`~opensandbox.Sandbox` with the ``codes`` service."""
 
-    def __init__(self, sandbox: Sandbox, code_service: Codes) -> None:
+    def __init__(self, sandbox: SandboxSync, code_service: CodesSync) -> None:
         self._sandbox = sandbox
         self._codes = code_service
 
     @property
-    def sandbox(self) -> Sandbox:
+    def sandbox(self) -> SandboxSync:
         return self._sandbox
 
     @property
@@ -42,7 +44,7 @@ class CodeInterpreterSync:
         return self._sandbox.metrics
 
     @property
-    def codes(self) -> Codes:
+    def codes(self) -> CodesSync:
         """Contexts and code runs."""
         return self._codes
 
@@ -61,19 +63,19 @@ class CodeInterpreterSync:
         while not self.ping():
             if time.monotonic() >= deadline:
                 raise SandboxReadyTimeoutException(f"code interpreter not ready within {timeout}")
-            time.sleep(polling_interval.total_seconds())
+            _bridge.sleep(polling_interval.total_seconds())
 
     @classmethod
     def create(
         cls,
-        sandbox: Sandbox,
+        sandbox: SandboxSync,
         *,
         ready_timeout: timedelta = DEFAULT_READY_TIMEOUT,
         health_check_polling_interval: timedelta = DEFAULT_HEALTH_CHECK_POLLING_INTERVAL,
         skip_health_check: bool = False,
     ) -> "CodeInterpreterSync":
         """Adds code execution to ``sandbox`` (waits for the code service unless skipped)."""
-        ci = cls(sandbox, Codes(sandbox._client, sandbox.id))
+        ci = cls(sandbox, CodesSync(sandbox._client, sandbox.id))
         if not skip_health_check:
             ci.check_ready(ready_timeout, health_check_polling_interval)
         return ci

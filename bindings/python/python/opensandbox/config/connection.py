@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import timedelta
 from typing import Any, Dict, Optional
@@ -63,7 +62,8 @@ class ConnectionConfig(BaseModel):
             return domain.rstrip("/") + "/v1"
         return f"{self.protocol}://{domain}/v1"
 
-    def _to_native_json(self) -> str:
+    def _to_native_config(self) -> Dict[str, Any]:
+        """The op layer's ``config.new`` arguments of this configuration."""
         cfg: Dict[str, Any] = {
             "domain": self.get_domain(),
             "protocol": self.protocol,
@@ -74,14 +74,14 @@ class ConnectionConfig(BaseModel):
         }
         key = self.get_api_key()
         cfg["api_key"] = key if key is not None else ""
-        return json.dumps(cfg)
+        return cfg
 
     def _client(self) -> Any:
         """The native client of this configuration (built once)."""
         if self._native is None:
             from opensandbox import _native
 
-            self._native = _native.Client(self._to_native_json())
+            self._native = _native.Client(self._to_native_config())
         return self._native
 
     async def close_transport_if_owned(self) -> None:

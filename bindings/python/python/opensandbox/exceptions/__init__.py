@@ -50,6 +50,8 @@ class SandboxException(Exception):
         self._is_retryable = is_retryable
         #: The core's stable error kind (``not_found``, ``timeout``...), set by this SDK.
         self.kind: Optional[str] = None
+        #: The operation that failed (``sandbox.get_info``...), set by this SDK.
+        self.operation: Optional[str] = None
 
     @property
     def is_retryable(self) -> bool:

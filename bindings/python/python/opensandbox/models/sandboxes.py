@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -204,7 +204,7 @@ class SandboxState:
     UNKNOWN = "Unknown"
 
     @classmethod
-    def values(cls) -> set:
+    def values(cls) -> Set[str]:
         return {v for k, v in vars(cls).items() if k.isupper()}
 
 

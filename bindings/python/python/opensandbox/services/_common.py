@@ -12,6 +12,9 @@ from opensandbox.models.filesystem import EntryInfo, WriteEntry
 
 _ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
+# Most bytes of one download chunk handed to Python.
+CHUNK = 1024 * 1024
+
 
 def command_text(command: Union[str, Sequence[str]]) -> str:
     """A command as one shell string (a list is quoted word by word)."""
@@ -56,10 +59,11 @@ def set_env_command(key: str, value: str) -> str:
 
 
 def write_args(sandbox_id: str, entries: List[WriteEntry]) -> Tuple[Dict[str, Any], List[Any]]:
-    """``files.write_files`` arguments and the data objects handed to the core."""
+    """``files.write_files`` arguments and the data objects handed to the core
+    (entry ``i`` takes ``blobs[i]``)."""
     items: List[Dict[str, Any]] = []
     blobs: List[Any] = []
-    for i, e in enumerate(entries):
+    for e in entries:
         data = e.data
         if data is None:
             data = b""
@@ -68,7 +72,7 @@ def write_args(sandbox_id: str, entries: List[WriteEntry]) -> Tuple[Dict[str, An
         if isinstance(data, (bytearray, memoryview)):
             data = bytes(data)
         blobs.append(data)
-        items.append({"path": e.path, "blob": i, "mode": e.mode, "owner": e.owner, "group": e.group})
+        items.append({"path": e.path, "mode": e.mode, "owner": e.owner, "group": e.group})
     return {"sandbox": sandbox_id, "entries": items}, blobs
 
 

@@ -6,7 +6,8 @@ from datetime import timedelta
 from typing import Any, Optional, Sequence, Union
 
 from opensandbox import _bridge
-from opensandbox.models.execd import CommandLogs, CommandStatus, Execution, ExecutionHandlers, RunCommandOpts
+from opensandbox.models.execd import CommandLogs, CommandStatus, Execution, RunCommandOpts
+from opensandbox.models.execd import ExecutionHandlers
 from opensandbox.services._common import command_args, command_text, set_env_command
 
 
@@ -26,8 +27,9 @@ class Commands:
     ) -> Execution:
         """Runs a command; handlers are awaited in event order as output arrives.
         ``exit_code`` is 0 on success, the command's status on failure, None in the background."""
-        stream = await _bridge.acall(self._client, "commands.run", command_args(self._id, command, opts))
-        return await _bridge.arun_execution(stream, handlers)
+        return await _bridge.arun_execution(
+            self._client, "commands.start", command_args(self._id, command, opts), handlers
+        )
 
     async def set_env(self, key: str, value: str) -> None:
         """Persists KEY=VALUE for later commands and sessions (the sandbox env file)."""
@@ -44,18 +46,18 @@ class Commands:
     async def get_command_status(self, execution_id: str) -> CommandStatus:
         """Status of a command."""
         r = await _bridge.acall(self._client, "commands.get_command_status", {"sandbox": self._id, "id": execution_id})
-        return CommandStatus.model_validate(_bridge.loads(r))
+        return CommandStatus.model_validate(r)
 
     async def get_background_command_logs(self, execution_id: str, cursor: Optional[int] = None) -> CommandLogs:
         """Output of a background command since ``cursor``."""
         args = {"sandbox": self._id, "id": execution_id, "cursor": cursor}
         r = await _bridge.acall(self._client, "commands.get_background_command_logs", args)
-        return CommandLogs.model_validate(_bridge.loads(r))
+        return CommandLogs.model_validate(r)
 
     async def create_session(self, *, working_directory: Optional[str] = None) -> str:
         """Creates a bash session; returns its id."""
         args = {"sandbox": self._id, "working_directory": working_directory}
-        return _bridge.loads(await _bridge.acall(self._client, "commands.create_session", args))
+        return str((await _bridge.acall(self._client, "commands.create_session", args))["session_id"])
 
     async def run_in_session(
         self,
@@ -74,8 +76,7 @@ class Commands:
             "working_directory": working_directory,
             "timeout_ms": None if timeout is None else int(timeout.total_seconds() * 1000),
         }
-        stream = await _bridge.acall(self._client, "commands.run_in_session", args)
-        return await _bridge.arun_execution(stream, handlers)
+        return await _bridge.arun_execution(self._client, "commands.start_in_session", args, handlers)
 
     async def delete_session(self, session_id: str) -> None:
         """Deletes a session."""

@@ -16,13 +16,13 @@ class Diagnostics:
 
     async def get_logs(self, sandbox_id: str, scope: str) -> DiagnosticContent:
         r = await _bridge.acall(self._client, "manager.get_diagnostic_logs", {"sandbox_id": sandbox_id, "scope": scope})
-        return DiagnosticContent.model_validate(_bridge.loads(r))
+        return DiagnosticContent.model_validate(r)
 
     async def get_events(self, sandbox_id: str, scope: str) -> DiagnosticContent:
         r = await _bridge.acall(
             self._client, "manager.get_diagnostic_events", {"sandbox_id": sandbox_id, "scope": scope}
         )
-        return DiagnosticContent.model_validate(_bridge.loads(r))
+        return DiagnosticContent.model_validate(r)
 
 
 __all__ = ["Diagnostics"]

@@ -17,7 +17,7 @@ class Egress:
 
     async def get_policy(self) -> NetworkPolicy:
         r = await _bridge.acall(self._client, "sandbox.get_egress_policy", {"sandbox": self._id})
-        return NetworkPolicy.model_validate(_bridge.loads(r))
+        return NetworkPolicy.model_validate(r)
 
     async def patch_rules(self, rules: List[NetworkRule]) -> None:
         items = [{"action": r.action, "target": r.target} for r in rules]

@@ -15,7 +15,7 @@ from opensandbox.models.filesystem import (
     SetPermissionEntry,
     WriteEntry,
 )
-from opensandbox.services._common import entry, perm_entries, read_args, write_args
+from opensandbox.services._common import CHUNK, entry, perm_entries, read_args, write_args
 
 
 class Filesystem:
@@ -48,9 +48,10 @@ class Filesystem:
         limit: Optional[int] = None,
     ) -> bytes:
         """A file as bytes."""
-        return await _bridge.acall(
-            self._client, "files.read_bytes", read_args(self._id, path, range_header, offset, limit)
+        data: bytes = await _bridge.anative(
+            self._client.read_bytes_async, read_args(self._id, path, range_header, offset, limit)
         )
+        return data
 
     async def read_bytes_stream(
         self,
@@ -63,10 +64,8 @@ class Filesystem:
     ) -> AsyncIterator[bytes]:
         """A file as an async iterator of chunks (chunks are as they arrive; ``chunk_size``
         is accepted for compatibility)."""
-        chunks = await _bridge.acall(
-            self._client, "files.read_bytes_stream", read_args(self._id, path, range_header, offset, limit)
-        )
-        return _aiter_chunks(chunks)
+        r = await _bridge.acall(self._client, "download.open", read_args(self._id, path, range_header, offset, limit))
+        return _aiter_chunks(self._client, r["handle"])
 
     async def write_files(self, entries: List[WriteEntry]) -> None:
         """Writes several files in one request."""
@@ -123,40 +122,40 @@ class Filesystem:
         r = await _bridge.acall(
             self._client, "files.replace_contents_detailed", {"sandbox": self._id, "entries": items}
         )
-        return [ContentReplaceResult.model_validate(x) for x in _bridge.loads(r)]
+        return [ContentReplaceResult.model_validate(x) for x in r]
 
     async def search(self, entry: SearchEntry) -> List[EntryInfo]:
         """Files under ``entry.path`` matching ``entry.pattern``."""
         r = await _bridge.acall(
             self._client, "files.search", {"sandbox": self._id, "path": entry.path, "pattern": entry.pattern}
         )
-        return [_entry(x) for x in _bridge.loads(r)]
+        return [_entry(x) for x in r]
 
     async def list_directory(self, entry: DirectoryListEntry) -> List[EntryInfo]:
         """Entries of a directory, ``entry.depth`` levels deep."""
         r = await _bridge.acall(
             self._client, "files.list_directory", {"sandbox": self._id, "path": entry.path, "depth": entry.depth}
         )
-        return [_entry(x) for x in _bridge.loads(r)]
+        return [_entry(x) for x in r]
 
     async def get_file_info(self, paths: List[str]) -> Dict[str, EntryInfo]:
         """Metadata of paths, by path."""
         r = await _bridge.acall(self._client, "files.get_file_info", {"sandbox": self._id, "paths": list(paths)})
-        return {k: _entry(v) for k, v in _bridge.loads(r).items()}
+        return {k: _entry(v) for k, v in r.items()}
 
 
 _entry = entry
 
 
-async def _aiter_chunks(chunks: Any) -> AsyncIterator[bytes]:
+async def _aiter_chunks(client: Any, handle: int) -> AsyncIterator[bytes]:
     try:
         while True:
-            item = await _bridge._await_native(chunks.next_item_async)
-            if item is None:
+            item = await _bridge.anative(client.read_chunk_async, handle, CHUNK)
+            if not item:
                 return
             yield item
     finally:
-        chunks.close()
+        _bridge.call(client, "release", {"handle": handle})
 
 
 __all__ = ["Filesystem"]

@@ -18,19 +18,19 @@ class Metrics:
     async def get_metrics(self, sandbox_id: str) -> SandboxMetrics:
         """Current metrics of ``sandbox_id`` (this sandbox's id)."""
         r = await _bridge.acall(self._client, "sandbox.get_metrics", {"sandbox": sandbox_id or self._id})
-        return SandboxMetrics.model_validate(_bridge.loads(r))
+        return SandboxMetrics.model_validate(r)
 
     async def watch_metrics(self) -> AsyncIterator[SandboxMetrics]:
         """Extension of this SDK: a live stream of samples (``/metrics/watch``)."""
-        chunks = await _bridge.acall(self._client, "metrics.watch", {"sandbox": self._id})
+        watch = await _bridge.anative(self._client.watch_metrics_async, {"sandbox": self._id})
         try:
             while True:
-                item = await _bridge._await_native(chunks.next_item_async)
+                item = await _bridge.anative(watch.next_item_async)
                 if item is None:
                     return
-                yield SandboxMetrics.model_validate(_bridge.loads(item))
+                yield SandboxMetrics.model_validate(item)
         finally:
-            chunks.close()
+            watch.close()
 
 
 __all__ = ["Metrics"]

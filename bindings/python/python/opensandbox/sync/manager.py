@@ -1,3 +1,4 @@
+# Generated from opensandbox/manager.py by bindings/python/scripts/gen_sync.py (unasync): do not edit.
 """``SandboxManager``: lifecycle calls by sandbox id (blocking)."""
 
 from __future__ import annotations
@@ -6,8 +7,8 @@ from datetime import timedelta
 from typing import Any, Dict, Optional
 
 from opensandbox import _bridge
+from opensandbox._args import sandbox_filter, snapshot_filter
 from opensandbox.config.connection_sync import ConnectionConfigSync
-from opensandbox.manager import sandbox_filter, snapshot_filter
 from opensandbox.models.diagnostics import DiagnosticContent
 from opensandbox.models.sandboxes import (
     PagedSandboxInfos,
@@ -37,7 +38,7 @@ class SandboxManagerSync:
         return cls(connection_config)
 
     def _call(self, op: str, **args: Any) -> Any:
-        return _bridge.loads(_bridge.call(self._client, op, args))
+        return _bridge.call(self._client, op, args)
 
     def list_sandbox_infos(self, filter: SandboxFilter) -> PagedSandboxInfos:
         return PagedSandboxInfos.model_validate(self._call("manager.list_sandbox_infos", **sandbox_filter(filter)))

@@ -1,3 +1,4 @@
+# Generated from opensandbox/sandbox.py by bindings/python/scripts/gen_sync.py (unasync): do not edit.
 """``Sandbox``: the blocking handle of one sandbox."""
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from opensandbox.models.sandboxes import (
     SandboxRenewResponse,
     SnapshotInfo,
 )
-from opensandbox.sync.services.command import CommandsSync as Commands
-from opensandbox.sync.services.egress import EgressSync as Egress
-from opensandbox.sync.services.filesystem import FilesystemSync as Filesystem
-from opensandbox.sync.services.metrics import MetricsSync as Metrics
+from opensandbox.sync.services.command import CommandsSync
+from opensandbox.sync.services.egress import EgressSync
+from opensandbox.sync.services.filesystem import FilesystemSync
+from opensandbox.sync.services.metrics import MetricsSync
 
 
 class SandboxSync:
@@ -39,10 +40,10 @@ class SandboxSync:
         self._config = connection_config
         client = connection_config._client()
         self._client = client
-        self._files = Filesystem(client, sandbox_id)
-        self._commands = Commands(client, sandbox_id)
-        self._metrics = Metrics(client, sandbox_id)
-        self._egress = Egress(client, sandbox_id)
+        self._files = FilesystemSync(client, sandbox_id)
+        self._commands = CommandsSync(client, sandbox_id)
+        self._metrics = MetricsSync(client, sandbox_id)
+        self._egress = EgressSync(client, sandbox_id)
 
     @property
     def id(self) -> str:
@@ -50,22 +51,22 @@ class SandboxSync:
         return self._id
 
     @property
-    def files(self) -> Filesystem:
+    def files(self) -> FilesystemSync:
         """File operations."""
         return self._files
 
     @property
-    def commands(self) -> Commands:
+    def commands(self) -> CommandsSync:
         """Commands and sessions."""
         return self._commands
 
     @property
-    def metrics(self) -> Metrics:
+    def metrics(self) -> MetricsSync:
         """Metrics."""
         return self._metrics
 
     @property
-    def egress(self) -> Egress:
+    def egress(self) -> EgressSync:
         """Egress policy."""
         return self._egress
 
@@ -80,16 +81,16 @@ class SandboxSync:
 
     def get_info(self) -> SandboxInfo:
         """Current status, image, expiry and metadata."""
-        return SandboxInfo.model_validate(_bridge.loads(self._call("sandbox.get_info")))
+        return SandboxInfo.model_validate(self._call("sandbox.get_info"))
 
     def get_endpoint(self, port: int) -> SandboxEndpoint:
         """Address (and headers) to reach ``port`` of the sandbox."""
-        return SandboxEndpoint.model_validate(_bridge.loads(self._call("sandbox.get_endpoint", port=port)))
+        return SandboxEndpoint.model_validate(self._call("sandbox.get_endpoint", port=port))
 
     def get_signed_endpoint(self, port: int, expires: int) -> SandboxEndpoint:
         """A signed address valid until ``expires`` (Unix seconds)."""
         r = self._call("sandbox.get_signed_endpoint", port=port, expires=expires)
-        return SandboxEndpoint.model_validate(_bridge.loads(r))
+        return SandboxEndpoint.model_validate(r)
 
     def get_metrics(self) -> SandboxMetrics:
         """CPU and memory."""
@@ -97,24 +98,24 @@ class SandboxSync:
 
     def get_diagnostic_logs(self, scope: str) -> DiagnosticContent:
         """Diagnostic logs of ``scope``."""
-        return DiagnosticContent.model_validate(_bridge.loads(self._call("sandbox.get_diagnostic_logs", scope=scope)))
+        return DiagnosticContent.model_validate(self._call("sandbox.get_diagnostic_logs", scope=scope))
 
     def get_diagnostic_events(self, scope: str) -> DiagnosticContent:
         """Diagnostic events of ``scope``."""
-        return DiagnosticContent.model_validate(_bridge.loads(self._call("sandbox.get_diagnostic_events", scope=scope)))
+        return DiagnosticContent.model_validate(self._call("sandbox.get_diagnostic_events", scope=scope))
 
     def renew(self, timeout: timedelta) -> SandboxRenewResponse:
         """Extends the expiry to now + ``timeout``."""
         r = self._call("sandbox.renew", seconds=timeout.total_seconds())
-        return SandboxRenewResponse.model_validate(_bridge.loads(r))
+        return SandboxRenewResponse.model_validate(r)
 
     def patch_metadata(self, patch: Dict[str, Optional[str]]) -> SandboxInfo:
         """Sets (or, with None, removes) metadata keys."""
-        return SandboxInfo.model_validate(_bridge.loads(self._call("sandbox.patch_metadata", patch=patch)))
+        return SandboxInfo.model_validate(self._call("sandbox.patch_metadata", patch=patch))
 
     def create_snapshot(self, name: Optional[str] = None) -> SnapshotInfo:
         """Snapshots the sandbox."""
-        return SnapshotInfo.model_validate(_bridge.loads(self._call("sandbox.create_snapshot", name=name)))
+        return SnapshotInfo.model_validate(self._call("sandbox.create_snapshot", name=name))
 
     def get_egress_policy(self) -> NetworkPolicy:
         """The egress policy."""
@@ -149,7 +150,7 @@ class SandboxSync:
 
     def is_healthy(self) -> bool:
         """Whether execd answers its ping."""
-        return bool(_bridge.loads(self._call("sandbox.is_healthy")))
+        return bool((self._call("sandbox.is_healthy"))["healthy"])
 
     def check_ready(self, timeout: timedelta, polling_interval: timedelta) -> None:
         """Polls :meth:`is_healthy` until it holds or ``timeout`` passes."""
@@ -159,7 +160,7 @@ class SandboxSync:
                 return
             if time.monotonic() >= deadline:
                 raise SandboxReadyTimeoutException(f"sandbox {self._id} not ready within {timeout}")
-            time.sleep(polling_interval.total_seconds())
+            _bridge.sleep(polling_interval.total_seconds())
 
     def __enter__(self) -> "SandboxSync":
         return self
@@ -182,7 +183,7 @@ class SandboxSync:
             while not health_check(sb):
                 if time.monotonic() >= deadline:
                     raise SandboxReadyTimeoutException(f"sandbox {sandbox_id} not ready within {ready_timeout}")
-                time.sleep(polling.total_seconds())
+                _bridge.sleep(polling.total_seconds())
         return sb
 
     @classmethod
@@ -234,7 +235,7 @@ class SandboxSync:
                 "lifecycle": lifecycle,
             },
         )
-        r = _bridge.loads(_bridge.call(config._client(), "sandbox.create", args))
+        r = _bridge.call(config._client(), "sandbox.create", args)
         try:
             return cls._finish(r["id"], config, health_check, ready_timeout, health_check_polling_interval)
         except BaseException:
@@ -260,7 +261,7 @@ class SandboxSync:
             health_check_polling_interval,
             skip_health_check or health_check is not None,
         )
-        r = _bridge.loads(_bridge.call(config._client(), "sandbox.connect", args))
+        r = _bridge.call(config._client(), "sandbox.connect", args)
         return cls._finish(r["id"], config, health_check, connect_timeout, health_check_polling_interval)
 
     @classmethod
@@ -282,7 +283,7 @@ class SandboxSync:
             health_check_polling_interval,
             skip_health_check or health_check is not None,
         )
-        r = _bridge.loads(_bridge.call(config._client(), "sandbox.resume", args))
+        r = _bridge.call(config._client(), "sandbox.resume", args)
         return cls._finish(r["id"], config, health_check, resume_timeout, health_check_polling_interval)
 
 

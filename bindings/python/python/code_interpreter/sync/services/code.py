@@ -1,11 +1,12 @@
+# Generated from code_interpreter/services/code.py by bindings/python/scripts/gen_sync.py (unasync): do not edit.
 """Sync ``Codes`` service (``interpreter.codes``)."""
 
 from __future__ import annotations
 
 from typing import Any, List, Optional
 
+from code_interpreter._args import run_args
 from code_interpreter.models.code import CodeContext
-from code_interpreter.services.code import run_args
 from opensandbox import _bridge
 from opensandbox.models.execd import Execution
 from opensandbox.models.execd_sync import ExecutionHandlersSync
@@ -20,7 +21,7 @@ class CodesSync:
 
     def _call(self, op: str, **args: Any) -> Any:
         args["sandbox"] = self._id
-        return _bridge.loads(_bridge.call(self._client, op, args))
+        return _bridge.call(self._client, op, args)
 
     def create_context(self, language: str) -> CodeContext:
         """A new context of ``language``."""
@@ -47,8 +48,7 @@ class CodesSync:
         handlers: Optional[ExecutionHandlersSync] = None,
     ) -> Execution:
         """Runs code in ``context`` (or the default context of ``language``, python by default)."""
-        stream = _bridge.call(self._client, "code.run", run_args(self._id, code, language, context))
-        return _bridge.run_execution(stream, handlers)
+        return _bridge.run_execution(self._client, "code.start", run_args(self._id, code, language, context), handlers)
 
     def interrupt(self, execution_id: str) -> None:
         """Interrupts the running cell (``execution_id`` is the context id)."""
@@ -57,7 +57,7 @@ class CodesSync:
     def ping(self) -> bool:
         """Whether the code service answers."""
         try:
-            return bool(self._call("sandbox.is_healthy"))
+            return bool((self._call("sandbox.is_healthy"))["healthy"])
         except Exception:
             return False
 

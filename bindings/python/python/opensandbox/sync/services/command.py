@@ -1,3 +1,4 @@
+# Generated from opensandbox/services/command.py by bindings/python/scripts/gen_sync.py (unasync): do not edit.
 """Sync ``Commands`` service (``sandbox.commands``)."""
 
 from __future__ import annotations
@@ -27,8 +28,7 @@ class CommandsSync:
     ) -> Execution:
         """Runs a command; handlers are awaited in event order as output arrives.
         ``exit_code`` is 0 on success, the command's status on failure, None in the background."""
-        stream = _bridge.call(self._client, "commands.run", command_args(self._id, command, opts))
-        return _bridge.run_execution(stream, handlers)
+        return _bridge.run_execution(self._client, "commands.start", command_args(self._id, command, opts), handlers)
 
     def set_env(self, key: str, value: str) -> None:
         """Persists KEY=VALUE for later commands and sessions (the sandbox env file)."""
@@ -45,18 +45,18 @@ class CommandsSync:
     def get_command_status(self, execution_id: str) -> CommandStatus:
         """Status of a command."""
         r = _bridge.call(self._client, "commands.get_command_status", {"sandbox": self._id, "id": execution_id})
-        return CommandStatus.model_validate(_bridge.loads(r))
+        return CommandStatus.model_validate(r)
 
     def get_background_command_logs(self, execution_id: str, cursor: Optional[int] = None) -> CommandLogs:
         """Output of a background command since ``cursor``."""
         args = {"sandbox": self._id, "id": execution_id, "cursor": cursor}
         r = _bridge.call(self._client, "commands.get_background_command_logs", args)
-        return CommandLogs.model_validate(_bridge.loads(r))
+        return CommandLogs.model_validate(r)
 
     def create_session(self, *, working_directory: Optional[str] = None) -> str:
         """Creates a bash session; returns its id."""
         args = {"sandbox": self._id, "working_directory": working_directory}
-        return _bridge.loads(_bridge.call(self._client, "commands.create_session", args))
+        return str((_bridge.call(self._client, "commands.create_session", args))["session_id"])
 
     def run_in_session(
         self,
@@ -75,8 +75,7 @@ class CommandsSync:
             "working_directory": working_directory,
             "timeout_ms": None if timeout is None else int(timeout.total_seconds() * 1000),
         }
-        stream = _bridge.call(self._client, "commands.run_in_session", args)
-        return _bridge.run_execution(stream, handlers)
+        return _bridge.run_execution(self._client, "commands.start_in_session", args, handlers)
 
     def delete_session(self, session_id: str) -> None:
         """Deletes a session."""

@@ -1,3 +1,4 @@
+# Generated from opensandbox/services/diagnostics.py by bindings/python/scripts/gen_sync.py (unasync): do not edit.
 """Sync ``Diagnostics`` service."""
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ class DiagnosticsSync:
 
     def get_logs(self, sandbox_id: str, scope: str) -> DiagnosticContent:
         r = _bridge.call(self._client, "manager.get_diagnostic_logs", {"sandbox_id": sandbox_id, "scope": scope})
-        return DiagnosticContent.model_validate(_bridge.loads(r))
+        return DiagnosticContent.model_validate(r)
 
     def get_events(self, sandbox_id: str, scope: str) -> DiagnosticContent:
         r = _bridge.call(self._client, "manager.get_diagnostic_events", {"sandbox_id": sandbox_id, "scope": scope})
-        return DiagnosticContent.model_validate(_bridge.loads(r))
+        return DiagnosticContent.model_validate(r)
 
 
 __all__ = ["DiagnosticsSync"]

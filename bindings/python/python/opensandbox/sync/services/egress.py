@@ -1,3 +1,4 @@
+# Generated from opensandbox/services/egress.py by bindings/python/scripts/gen_sync.py (unasync): do not edit.
 """Sync ``Egress`` service: the sandbox's egress policy."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ class EgressSync:
 
     def get_policy(self) -> NetworkPolicy:
         r = _bridge.call(self._client, "sandbox.get_egress_policy", {"sandbox": self._id})
-        return NetworkPolicy.model_validate(_bridge.loads(r))
+        return NetworkPolicy.model_validate(r)
 
     def patch_rules(self, rules: List[NetworkRule]) -> None:
         items = [{"action": r.action, "target": r.target} for r in rules]

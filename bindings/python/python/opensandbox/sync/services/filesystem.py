@@ -1,3 +1,4 @@
+# Generated from opensandbox/services/filesystem.py by bindings/python/scripts/gen_sync.py (unasync): do not edit.
 """Sync ``Filesystem`` service (``sandbox.files``)."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from opensandbox.models.filesystem import (
     SetPermissionEntry,
     WriteEntry,
 )
-from opensandbox.services._common import entry, perm_entries, read_args, write_args
+from opensandbox.services._common import CHUNK, entry, perm_entries, read_args, write_args
 
 
 class FilesystemSync:
@@ -48,7 +49,8 @@ class FilesystemSync:
         limit: Optional[int] = None,
     ) -> bytes:
         """A file as bytes."""
-        return _bridge.call(self._client, "files.read_bytes", read_args(self._id, path, range_header, offset, limit))
+        data: bytes = _bridge.native(self._client.read_bytes, read_args(self._id, path, range_header, offset, limit))
+        return data
 
     def read_bytes_stream(
         self,
@@ -61,10 +63,8 @@ class FilesystemSync:
     ) -> Iterator[bytes]:
         """A file as an iterator of chunks (chunks are as they arrive; ``chunk_size``
         is accepted for compatibility)."""
-        chunks = _bridge.call(
-            self._client, "files.read_bytes_stream", read_args(self._id, path, range_header, offset, limit)
-        )
-        return _iter_chunks(chunks)
+        r = _bridge.call(self._client, "download.open", read_args(self._id, path, range_header, offset, limit))
+        return _iter_chunks(self._client, r["handle"])
 
     def write_files(self, entries: List[WriteEntry]) -> None:
         """Writes several files in one request."""
@@ -113,40 +113,40 @@ class FilesystemSync:
         """Replaces text in files; returns the count per file."""
         items = [e.model_dump() for e in entries]
         r = _bridge.call(self._client, "files.replace_contents_detailed", {"sandbox": self._id, "entries": items})
-        return [ContentReplaceResult.model_validate(x) for x in _bridge.loads(r)]
+        return [ContentReplaceResult.model_validate(x) for x in r]
 
     def search(self, entry: SearchEntry) -> List[EntryInfo]:
         """Files under ``entry.path`` matching ``entry.pattern``."""
         r = _bridge.call(
             self._client, "files.search", {"sandbox": self._id, "path": entry.path, "pattern": entry.pattern}
         )
-        return [_entry(x) for x in _bridge.loads(r)]
+        return [_entry(x) for x in r]
 
     def list_directory(self, entry: DirectoryListEntry) -> List[EntryInfo]:
         """Entries of a directory, ``entry.depth`` levels deep."""
         r = _bridge.call(
             self._client, "files.list_directory", {"sandbox": self._id, "path": entry.path, "depth": entry.depth}
         )
-        return [_entry(x) for x in _bridge.loads(r)]
+        return [_entry(x) for x in r]
 
     def get_file_info(self, paths: List[str]) -> Dict[str, EntryInfo]:
         """Metadata of paths, by path."""
         r = _bridge.call(self._client, "files.get_file_info", {"sandbox": self._id, "paths": list(paths)})
-        return {k: _entry(v) for k, v in _bridge.loads(r).items()}
+        return {k: _entry(v) for k, v in r.items()}
 
 
 _entry = entry
 
 
-def _iter_chunks(chunks: Any) -> Iterator[bytes]:
+def _iter_chunks(client: Any, handle: int) -> Iterator[bytes]:
     try:
         while True:
-            item = _bridge.next_item(chunks)
-            if item is None:
+            item = _bridge.native(client.read_chunk, handle, CHUNK)
+            if not item:
                 return
             yield item
     finally:
-        chunks.close()
+        _bridge.call(client, "release", {"handle": handle})
 
 
 __all__ = ["FilesystemSync"]

@@ -1,3 +1,4 @@
+# Generated from opensandbox/services/metrics.py by bindings/python/scripts/gen_sync.py (unasync): do not edit.
 """Sync ``Metrics`` service (``sandbox.metrics``)."""
 
 from __future__ import annotations
@@ -18,19 +19,19 @@ class MetricsSync:
     def get_metrics(self, sandbox_id: str) -> SandboxMetrics:
         """Current metrics of ``sandbox_id`` (this sandbox's id)."""
         r = _bridge.call(self._client, "sandbox.get_metrics", {"sandbox": sandbox_id or self._id})
-        return SandboxMetrics.model_validate(_bridge.loads(r))
+        return SandboxMetrics.model_validate(r)
 
     def watch_metrics(self) -> Iterator[SandboxMetrics]:
         """Extension of this SDK: a live stream of samples (``/metrics/watch``)."""
-        chunks = _bridge.call(self._client, "metrics.watch", {"sandbox": self._id})
+        watch = _bridge.native(self._client.watch_metrics, {"sandbox": self._id})
         try:
             while True:
-                item = _bridge.next_item(chunks)
+                item = _bridge.native(watch.next_item)
                 if item is None:
                     return
-                yield SandboxMetrics.model_validate(_bridge.loads(item))
+                yield SandboxMetrics.model_validate(item)
         finally:
-            chunks.close()
+            watch.close()
 
 
 __all__ = ["MetricsSync"]

@@ -20,7 +20,7 @@ public final class Codes {
 
     public CodeContext createContext(String language, String cwd) {
         return CodeContext.fromJson(NativeBridge.invoke("code.create_context",
-                Json.obj("handle", handle, "language", language, "cwd", cwd)));
+                Json.obj("sandbox", handle, "language", language, "cwd", cwd)));
     }
 
     public CodeContext createContext(String language) {
@@ -28,24 +28,24 @@ public final class Codes {
     }
 
     public CodeContext getContext(String contextId) {
-        return CodeContext.fromJson(NativeBridge.invoke("code.get_context", Json.obj("handle", handle, "context_id", contextId)));
+        return CodeContext.fromJson(NativeBridge.invoke("code.get_context", Json.obj("sandbox", handle, "context_id", contextId)));
     }
 
     public List<CodeContext> listContexts(String language) {
-        return Json.list(NativeBridge.invoke("code.list_contexts", Json.obj("handle", handle, "language", language)),
+        return Json.list(NativeBridge.invoke("code.list_contexts", Json.obj("sandbox", handle, "language", language)),
                 CodeContext::fromJson);
     }
 
     public void deleteContext(String contextId) {
-        NativeBridge.invoke("code.delete_context", Json.obj("handle", handle, "context_id", contextId));
+        NativeBridge.invoke("code.delete_context", Json.obj("sandbox", handle, "context_id", contextId));
     }
 
     public void deleteContexts(String language) {
-        NativeBridge.invoke("code.delete_contexts", Json.obj("handle", handle, "language", language));
+        NativeBridge.invoke("code.delete_contexts", Json.obj("sandbox", handle, "language", language));
     }
 
     private Map<String, Object> args(RunCodeRequest r) {
-        Map<String, Object> a = Json.obj("handle", handle, "code", r.getCode());
+        Map<String, Object> a = Json.obj("sandbox", handle, "code", r.getCode());
         CodeContext c = r.getContext();
         if (c != null && c.getId() != null) {
             a.put("context_id", c.getId());
@@ -84,6 +84,6 @@ public final class Codes {
 
     /** Interrupts the running execution of a context. */
     public void interrupt(String id) {
-        NativeBridge.invoke("code.interrupt", Json.obj("handle", handle, "id", id));
+        NativeBridge.invoke("code.interrupt", Json.obj("sandbox", handle, "id", id));
     }
 }

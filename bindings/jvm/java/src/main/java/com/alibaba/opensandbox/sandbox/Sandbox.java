@@ -93,7 +93,7 @@ public final class Sandbox implements AutoCloseable {
 
     private Map<String, Object> args(Object... kv) {
         Map<String, Object> m = Json.obj(kv);
-        m.put("handle", handle);
+        m.put("sandbox", handle);
         return m;
     }
 
@@ -166,7 +166,7 @@ public final class Sandbox implements AutoCloseable {
     /** Resumes this (paused) sandbox and waits until it is ready again. */
     public void resume() {
         Map<?, ?> r = (Map<?, ?>) NativeBridge.invoke("sandbox.resume",
-                Json.obj("config", connectionConfig.nativeHandle(), "sandbox_id", id));
+                Json.obj("connection", connectionConfig.nativeHandle(), "sandbox_id", id));
         NativeBridge.invoke("release", Json.obj("handle", r.get("handle")));
     }
 
@@ -391,7 +391,7 @@ public final class Sandbox implements AutoCloseable {
             if ((image == null) == (snapshotId == null)) {
                 throw new InvalidArgumentException("exactly one of image or snapshotId must be set");
             }
-            Map<String, Object> a = Json.obj("config", cfg.nativeHandle(),
+            Map<String, Object> a = Json.obj("connection", cfg.nativeHandle(),
                     "image", image == null ? null : image.getImage(),
                     "snapshot_id", snapshotId,
                     "env", env, "metadata", metadata, "extensions", extensions,
@@ -487,7 +487,7 @@ public final class Sandbox implements AutoCloseable {
                 throw new InvalidArgumentException("sandboxId is required");
             }
             ConnectionConfig cfg = orDefault(connectionConfig);
-            Map<String, Object> a = Json.obj("config", cfg.nativeHandle(), "sandbox_id", sandboxId,
+            Map<String, Object> a = Json.obj("connection", cfg.nativeHandle(), "sandbox_id", sandboxId,
                     "skip_health_check", skipHealthCheck || healthCheck != null);
             if (timeout != null) {
                 a.put(timeoutArg, timeout.toMillis() / 1000.0);

@@ -1,6 +1,8 @@
 // Part of the OpenSandbox JVM package (Apache-2.0).
 package com.alibaba.opensandbox.sandbox;
 
+import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 import com.alibaba.opensandbox.sandbox.config.ConnectionConfig;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.DiagnosticContent;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PagedSandboxInfos;
@@ -22,10 +24,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class SandboxManager implements AutoCloseable {
     private final long handle;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final Cleaner.Cleanable cleanable;
 
     private SandboxManager(ConnectionConfig config) {
-        Map<?, ?> r = (Map<?, ?>) NativeBridge.invoke("manager.new", Json.obj("config", config.nativeHandle()));
+        Map<?, ?> r = (Map<?, ?>) NativeBridge.invoke("manager.new", Json.obj("connection", config.nativeHandle()));
+        Reference.reachabilityFence(config);
         this.handle = Json.long_(r.get("handle"));
+        // A manager that is never closed does not keep its connection pool alive.
+        this.cleanable = NativeBridge.releaseOnGc(this, handle);
     }
 
     public static Builder builder() {
@@ -34,7 +40,7 @@ public final class SandboxManager implements AutoCloseable {
 
     private Map<String, Object> args(Object... kv) {
         Map<String, Object> m = Json.obj(kv);
-        m.put("handle", handle);
+        m.put("manager", handle);
         return m;
     }
 
@@ -116,7 +122,7 @@ public final class SandboxManager implements AutoCloseable {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            NativeBridge.invoke("release", Json.obj("handle", handle));
+            cleanable.clean();
         }
     }
 

@@ -105,4 +105,64 @@ class UnitTest {
         assertNull(info.getCreatedAt());
         assertEquals(Map.of("k", "v"), info.getMetadata());
     }
+
+    @Test
+    void unreachableConfigReleasesItsNativeHandle() throws Exception {
+        long h = ConnectionConfig.builder().domain("example.invalid:1").build().nativeHandle();
+        Map<?, ?> info = (Map<?, ?>) NativeBridge.invoke("config.info", Json.obj("connection", h));
+        assertEquals("example.invalid:1", info.get("domain"));
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (true) {
+            System.gc();
+            try {
+                NativeBridge.invoke("config.info", Json.obj("connection", h));
+            } catch (InvalidArgumentException e) {
+                assertTrue(e.getMessage().contains("no handle " + h), e.getMessage());
+                return;
+            }
+            assertTrue(System.nanoTime() < deadline, "config handle " + h + " was never released");
+            Thread.sleep(20);
+        }
+    }
+
+    @Test
+    void unknownKeysAreRejectedByTheOpLayer() {
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+                () -> NativeBridge.invoke("config.new", Json.obj("domian", "x")));
+        assertTrue(e.getMessage().contains("config.new") && e.getMessage().contains("domian"), e.getMessage());
+    }
+
+    @Test
+    void everyOpTheJavaSourcesCallIsInTheManifest() throws Exception {
+        Map<?, ?> manifest = (Map<?, ?>) NativeBridge.invoke("manifest", Json.obj());
+        java.util.Set<String> known = new java.util.HashSet<>();
+        for (Object op : (List<?>) manifest.get("ops")) {
+            known.add(String.valueOf(((Map<?, ?>) op).get("name")));
+        }
+        java.util.regex.Pattern call = java.util.regex.Pattern.compile(
+                "(?:invoke|invokeAsync|START_OPS|Map\\.of)\\(\\s*\"([a-z_]+(?:\\.[a-z_]+)?)\"");
+        java.util.regex.Pattern literal = java.util.regex.Pattern.compile("\"([a-z]+\\.[a-z_]+)\"");
+        List<java.nio.file.Path> sources;
+        try (java.util.stream.Stream<java.nio.file.Path> walk = java.nio.file.Files.walk(java.nio.file.Paths.get("src/main/java"))) {
+            sources = walk.filter(p -> p.toString().endsWith(".java")).collect(java.util.stream.Collectors.toList());
+        }
+        int seen = 0;
+        for (java.nio.file.Path p : sources) {
+            String text = java.nio.file.Files.readString(p);
+            java.util.regex.Matcher m = call.matcher(text);
+            while (m.find()) {
+                seen++;
+                assertTrue(known.contains(m.group(1)), p + " calls unknown op " + m.group(1));
+            }
+            if (p.endsWith("NativeBridge.java")) {
+                java.util.regex.Matcher l = literal.matcher(text);
+                while (l.find()) {
+                    if (l.group(1).matches("(commands|code|execution)\\..*")) {
+                        assertTrue(known.contains(l.group(1)), "NativeBridge uses unknown op " + l.group(1));
+                    }
+                }
+            }
+        }
+        assertTrue(seen > 50, "only " + seen + " op calls found");
+    }
 }

@@ -108,7 +108,11 @@ public final class ConnectionConfig {
                     args.put("api_key", apiKey);
                 }
                 Map<?, ?> r = (Map<?, ?>) NativeBridge.invoke("config.new", args);
-                handle = Json.long_(r.get("handle"));
+                long created = Json.long_(r.get("handle"));
+                // Released when this configuration becomes unreachable: no native
+                // config (and its connection pool) outlives its Java object.
+                NativeBridge.releaseOnGc(this, created);
+                handle = created;
             }
             return handle;
         }

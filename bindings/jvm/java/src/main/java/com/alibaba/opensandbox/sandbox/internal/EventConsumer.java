@@ -1,7 +1,7 @@
 // Part of the OpenSandbox JVM package (Apache-2.0).
 package com.alibaba.opensandbox.sandbox.internal;
 
-/** Receives the execution events of one run (registered by id with the bridge). */
+/** Receives the execution events of one run, on the Java thread that pulled them. */
 public interface EventConsumer {
     int INIT = 0;
     int STDOUT = 1;

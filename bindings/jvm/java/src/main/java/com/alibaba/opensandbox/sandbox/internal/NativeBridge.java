@@ -7,21 +7,33 @@ import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxError;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxInternalException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxReadyTimeoutException;
+import java.lang.ref.Cleaner;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The JNI boundary. Operations are JSON in, JSON out; Java objects never cross: futures
- * and event consumers are registered here by id and looked up when the native side
- * calls back ({@link #complete}, {@link #onEvent}).
+ * The JNI boundary: transport only. Ops, argument keys, results and error payloads are
+ * the shared op layer's (bindings/common/README.md). Operations are JSON in, JSON out;
+ * Java objects never cross: futures are registered here by id and completed when the
+ * native side calls back ({@link #complete}). Execution events are pulled in batches
+ * ({@code execution.next_batch}, one native call per batch) and dispatched to the
+ * user's handlers on the pulling Java thread, never on a native runtime thread.
  */
 public final class NativeBridge {
     private static final AtomicLong IDS = new AtomicLong();
     private static final Map<Long, CompletableFuture<Object>> FUTURES = new ConcurrentHashMap<>();
-    private static final Map<Long, Consumer> CONSUMERS = new ConcurrentHashMap<>();
+    /** Releases native handles of objects that were never closed. */
+    private static final Cleaner CLEANER = Cleaner.create();
+    /** The op that starts (and returns a pullable handle for) each run op. */
+    private static final Map<String, String> START_OPS = Map.of(
+            "commands.run", "commands.start",
+            "commands.run_in_session", "commands.start_in_session",
+            "code.run", "code.start");
 
     static {
         NativeLoader.load();
@@ -52,13 +64,31 @@ public final class NativeBridge {
 
     private static native void uploadAbort(long handle);
 
-    /** A registered consumer plus the first exception its handlers threw. */
-    private static final class Consumer {
-        final EventConsumer target;
-        volatile Throwable failure;
+    /** Frees a native handle (idempotent). */
+    public static void release(long handle) {
+        invoke("release", Json.obj("handle", handle));
+    }
 
-        Consumer(EventConsumer target) {
-            this.target = target;
+    /** Releases {@code handle} when {@code owner} becomes unreachable, or when cleaned. */
+    public static Cleaner.Cleanable releaseOnGc(Object owner, long handle) {
+        return CLEANER.register(owner, new Release(handle));
+    }
+
+    /** The cleaning action: holds the handle only, never the owner. */
+    private static final class Release implements Runnable {
+        private final long handle;
+
+        Release(long handle) {
+            this.handle = handle;
+        }
+
+        @Override
+        public void run() {
+            try {
+                release(handle);
+            } catch (RuntimeException e) {
+                // Nothing to report to: the owner is gone.
+            }
         }
     }
 
@@ -71,71 +101,179 @@ public final class NativeBridge {
         }
     }
 
-    /** Runs a blocking operation whose events go to {@code consumer} (may be null). */
+    /**
+     * Runs a blocking run op ({@code commands.run}, {@code commands.run_in_session},
+     * {@code code.run}) whose events go to {@code consumer} (may be null): the run is
+     * started, then its events are pulled in batches and dispatched on this thread; the
+     * result is the Execution folded by the native side.
+     */
     public static Object invoke(String op, Map<String, Object> args, EventConsumer consumer) {
         if (consumer == null) {
             return invoke(op, args);
         }
-        long id = IDS.incrementAndGet();
-        Consumer c = new Consumer(consumer);
-        CONSUMERS.put(id, c);
-        args.put("consumer", id);
+        args.put("handlers", true);
+        long h = Json.long_(((Map<?, ?>) invoke(startOp(op), args)).get("handle"));
         try {
-            return invoke(op, args);
-        } catch (SandboxException e) {
-            rethrowHandlerFailure(c);
-            throw e;
+            while (true) {
+                Map<?, ?> batch = (Map<?, ?>) invoke("execution.next_batch", Json.obj("handle", h));
+                Object[] end = new Object[1];
+                if (deliver(batch, consumer, end)) {
+                    return outcome(end[0]);
+                }
+            }
         } finally {
-            CONSUMERS.remove(id);
+            // Releasing a run that has not ended (a handler threw) cancels it.
+            release(h);
+        }
+    }
+
+    private static String startOp(String op) {
+        String start = START_OPS.get(op);
+        if (start == null) {
+            throw new SandboxInternalException("no pullable variant of " + op, null, null, null);
+        }
+        return start;
+    }
+
+    /**
+     * Dispatches the events of one batch; true (with the end item in {@code end[0]})
+     * when the run's end item was in it. A handler's exception propagates.
+     */
+    private static boolean deliver(Map<?, ?> batch, EventConsumer consumer, Object[] end) {
+        Object events = batch.get("events");
+        if (events instanceof List) {
+            for (Object item : (List<?>) events) {
+                Map<?, ?> ev = (Map<?, ?>) item;
+                if ("end".equals(ev.get("type"))) {
+                    end[0] = ev;
+                    return true;
+                }
+                dispatch(consumer, ev);
+            }
+        }
+        if (Boolean.TRUE.equals(batch.get("done"))) {
+            throw new SandboxInternalException("the run ended without an outcome", null, null, null);
+        }
+        return false;
+    }
+
+    /** The Execution of an end item, or its error as the SDK exception. */
+    private static Object outcome(Object endItem) {
+        Map<?, ?> end = (Map<?, ?>) endItem;
+        if (Boolean.TRUE.equals(end.get("ok"))) {
+            return end.get("execution");
+        }
+        throw toException(Json.write(end.get("error")), null);
+    }
+
+    private static void dispatch(EventConsumer consumer, Map<?, ?> ev) {
+        String type = Json.str(ev.get("type"));
+        Long tsBoxed = Json.long_(ev.get("timestamp"));
+        long ts = tsBoxed == null ? 0 : tsBoxed;
+        try {
+            switch (type == null ? "" : type) {
+                case "init":
+                    consumer.onEvent(EventConsumer.INIT, Json.str(ev.get("id")), ts, null, 0);
+                    break;
+                case "stdout":
+                    consumer.onEvent(EventConsumer.STDOUT, Json.str(ev.get("text")), ts, null, 0);
+                    break;
+                case "stderr":
+                    consumer.onEvent(EventConsumer.STDERR, Json.str(ev.get("text")), ts, null, 0);
+                    break;
+                case "result":
+                    consumer.onEvent(EventConsumer.RESULT, Json.str(ev.get("text")), ts, Json.write(ev.get("raw")), 0);
+                    break;
+                case "execution_complete": {
+                    Long ms = Json.long_(ev.get("execution_time_ms"));
+                    consumer.onEvent(EventConsumer.COMPLETE, null, ts, null, ms == null ? 0 : ms);
+                    break;
+                }
+                case "error":
+                    consumer.onEvent(EventConsumer.ERROR, Json.str(ev.get("name")), ts,
+                            Json.write(Json.obj("value", ev.get("value"), "traceback", ev.get("traceback"))), 0);
+                    break;
+                default:
+                    break;
+            }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Exception e) {
+            throw new SandboxInternalException("an execution handler failed: " + e, e, null, null);
         }
     }
 
     /** Runs an operation on the native runtime; the future completes off that runtime. */
-    public static CompletableFuture<Object> invokeAsync(String op, Map<String, Object> args, EventConsumer consumer) {
+    public static CompletableFuture<Object> invokeAsync(String op, Map<String, Object> args) {
         long id = IDS.incrementAndGet();
         CompletableFuture<Object> f = new CompletableFuture<>();
-        Consumer c = consumer == null ? null : new Consumer(consumer);
-        CompletableFuture<Object> inner = new CompletableFuture<>();
-        FUTURES.put(id, inner);
-        if (c != null) {
-            CONSUMERS.put(id, c);
-            args.put("consumer", id);
-        }
-        inner.whenComplete((v, e) -> {
-            CONSUMERS.remove(id);
-            if (e == null) {
-                f.complete(v);
-            } else if (c != null && c.failure != null) {
-                f.completeExceptionally(c.failure);
-            } else {
-                f.completeExceptionally(e);
-            }
-        });
+        FUTURES.put(id, f);
         try {
             callAsync(id, op, Json.write(args));
         } catch (NativeError e) {
             FUTURES.remove(id);
-            inner.completeExceptionally(toException(e.getMessage(), e));
+            f.completeExceptionally(toException(e.getMessage(), e));
         }
         return f;
     }
 
-    public static CompletableFuture<Object> invokeAsync(String op, Map<String, Object> args) {
-        return invokeAsync(op, args, null);
+    /**
+     * As {@link #invoke(String, Map, EventConsumer)} without blocking: each batch is one
+     * async native call, and its events are dispatched on a {@code ForkJoinPool} thread.
+     */
+    public static CompletableFuture<Object> invokeAsync(String op, Map<String, Object> args, EventConsumer consumer) {
+        if (consumer == null) {
+            return invokeAsync(op, args);
+        }
+        args.put("handlers", true);
+        String start;
+        try {
+            start = startOp(op);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        CompletableFuture<Object> result = new CompletableFuture<>();
+        invokeAsync(start, args).whenComplete((started, err) -> {
+            if (err != null) {
+                result.completeExceptionally(unwrap(err));
+                return;
+            }
+            pull(Json.long_(((Map<?, ?>) started).get("handle")), consumer, result);
+        });
+        return result;
     }
 
-    private static void rethrowHandlerFailure(Consumer c) {
-        Throwable t = c.failure;
-        if (t == null) {
-            return;
+    private static void pull(long h, EventConsumer consumer, CompletableFuture<Object> result) {
+        invokeAsync("execution.next_batch", Json.obj("handle", h)).whenComplete((batch, err) -> {
+            try {
+                if (err != null) {
+                    throw unwrap(err);
+                }
+                Object[] end = new Object[1];
+                if (deliver((Map<?, ?>) batch, consumer, end)) {
+                    releaseQuietly(h);
+                    result.complete(outcome(end[0]));
+                    return;
+                }
+            } catch (Throwable t) {
+                releaseQuietly(h);
+                result.completeExceptionally(t);
+                return;
+            }
+            pull(h, consumer, result);
+        });
+    }
+
+    private static void releaseQuietly(long h) {
+        try {
+            release(h);
+        } catch (RuntimeException e) {
+            // The handle is gone either way.
         }
-        if (t instanceof RuntimeException) {
-            throw (RuntimeException) t;
-        }
-        if (t instanceof Error) {
-            throw (Error) t;
-        }
-        throw new SandboxInternalException("an execution handler failed: " + t, t, null, null);
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
     }
 
     // ---- called from native code ----
@@ -157,22 +295,6 @@ public final class NativeBridge {
                 }
             }
         });
-    }
-
-    static boolean onEvent(long id, int type, String text, long timestamp, String extra, long number) {
-        Consumer c = CONSUMERS.get(id);
-        if (c == null) {
-            return true;
-        }
-        try {
-            c.target.onEvent(type, text, timestamp, extra, number);
-            return true;
-        } catch (Throwable t) {
-            if (c.failure == null) {
-                c.failure = t;
-            }
-            return false;
-        }
     }
 
     // ---- bytes ----
@@ -231,7 +353,7 @@ public final class NativeBridge {
     }
 
     public static void finishUpload(long handle) {
-        invoke("upload.finish", Json.obj("upload", handle));
+        invoke("upload.finish", Json.obj("handle", handle));
     }
 
     public static void abortUpload(long handle) {

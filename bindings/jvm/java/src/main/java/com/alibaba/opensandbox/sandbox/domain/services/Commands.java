@@ -23,7 +23,7 @@ public final class Commands {
     }
 
     private Map<String, Object> args(RunCommandRequest r) {
-        Map<String, Object> a = Json.obj("handle", handle, "command", r.getCommand(),
+        Map<String, Object> a = Json.obj("sandbox", handle, "command", r.getCommand(),
                 "background", r.getBackground(), "working_directory", r.getWorkingDirectory(),
                 "uid", r.getUid(), "gid", r.getGid(), "envs", r.getEnvs());
         if (r.getTimeout() != null) {
@@ -43,7 +43,7 @@ public final class Commands {
         return run(RunCommandRequest.builder().command(command).build());
     }
 
-    /** As {@link #run(RunCommandRequest)}, on the native runtime; handlers run on its threads. */
+    /** As {@link #run(RunCommandRequest)}, without blocking; handlers run on {@code ForkJoinPool} threads. */
     public CompletableFuture<Execution> runAsync(RunCommandRequest request) {
         return NativeBridge.invokeAsync("commands.run", args(request), request.getHandlers())
                 .thenApply(Execution::fromJson);
@@ -54,17 +54,17 @@ public final class Commands {
     }
 
     public void interrupt(String executionId) {
-        NativeBridge.invoke("commands.interrupt", Json.obj("handle", handle, "id", executionId));
+        NativeBridge.invoke("commands.interrupt", Json.obj("sandbox", handle, "id", executionId));
     }
 
     public CommandStatus getCommandStatus(String executionId) {
         return CommandStatus.fromJson(NativeBridge.invoke("commands.get_command_status",
-                Json.obj("handle", handle, "id", executionId)));
+                Json.obj("sandbox", handle, "id", executionId)));
     }
 
     public CommandLogs getBackgroundCommandLogs(String executionId, Long cursor) {
         return CommandLogs.fromJson(NativeBridge.invoke("commands.get_background_command_logs",
-                Json.obj("handle", handle, "id", executionId, "cursor", cursor)));
+                Json.obj("sandbox", handle, "id", executionId, "cursor", cursor)));
     }
 
     public CommandLogs getBackgroundCommandLogs(String executionId) {
@@ -74,7 +74,7 @@ public final class Commands {
     /** Creates a shell session; returns its id. */
     public String createSession(String workingDirectory) {
         Map<?, ?> r = (Map<?, ?>) NativeBridge.invoke("commands.create_session",
-                Json.obj("handle", handle, "working_directory", workingDirectory));
+                Json.obj("sandbox", handle, "working_directory", workingDirectory));
         return Json.str(r.get("session_id"));
     }
 
@@ -83,7 +83,7 @@ public final class Commands {
     }
 
     public Execution runInSession(String sessionId, RunInSessionRequest request) {
-        Map<String, Object> a = Json.obj("handle", handle, "session_id", sessionId, "command", request.getCommand(),
+        Map<String, Object> a = Json.obj("sandbox", handle, "session_id", sessionId, "command", request.getCommand(),
                 "working_directory", request.getWorkingDirectory());
         if (request.getTimeout() != null) {
             a.put("timeout_ms", request.getTimeout().toMillis());
@@ -103,6 +103,6 @@ public final class Commands {
     }
 
     public void deleteSession(String sessionId) {
-        NativeBridge.invoke("commands.delete_session", Json.obj("handle", handle, "session_id", sessionId));
+        NativeBridge.invoke("commands.delete_session", Json.obj("sandbox", handle, "session_id", sessionId));
     }
 }

@@ -36,7 +36,7 @@ public final class Filesystem {
     }
 
     private Map<String, Object> readArgs(String path, String range, Long offset, Long limit) {
-        return Json.obj("handle", handle, "path", path, "range", range, "offset", offset, "limit", limit);
+        return Json.obj("sandbox", handle, "path", path, "range", range, "offset", offset, "limit", limit);
     }
 
     // ---- reads ----
@@ -117,6 +117,7 @@ public final class Filesystem {
                 continue;
             }
             Map<String, Object> m = entryArgs(e);
+            m.remove("sandbox");
             if (d instanceof byte[]) {
                 m.put("data_b64", Base64.getEncoder().encodeToString((byte[]) d));
             } else {
@@ -125,7 +126,7 @@ public final class Filesystem {
             json.add(m);
         }
         if (!json.isEmpty()) {
-            NativeBridge.invoke("files.write_files", Json.obj("handle", handle, "entries", json));
+            NativeBridge.invoke("files.write_files", Json.obj("sandbox", handle, "entries", json));
         }
     }
 
@@ -133,7 +134,7 @@ public final class Filesystem {
         if (e.getPath() == null || e.getPath().isEmpty()) {
             throw new InvalidArgumentException("path must not be empty");
         }
-        return Json.obj("handle", handle, "path", e.getPath(), "mode", e.getMode(), "owner", e.getOwner(),
+        return Json.obj("sandbox", handle, "path", e.getPath(), "mode", e.getMode(), "owner", e.getOwner(),
                 "group", e.getGroup());
     }
 
@@ -188,43 +189,43 @@ public final class Filesystem {
         for (WriteEntry e : entries) {
             json.add(Json.obj("path", e.getPath(), "mode", e.getMode(), "owner", e.getOwner(), "group", e.getGroup()));
         }
-        NativeBridge.invoke("files.create_directories", Json.obj("handle", handle, "entries", json));
+        NativeBridge.invoke("files.create_directories", Json.obj("sandbox", handle, "entries", json));
     }
 
     // ---- deletes and changes ----
 
     public void deleteFiles(List<String> paths) {
-        NativeBridge.invoke("files.delete_files", Json.obj("handle", handle, "paths", paths));
+        NativeBridge.invoke("files.delete_files", Json.obj("sandbox", handle, "paths", paths));
     }
 
     public void deleteDirectories(List<String> paths) {
-        NativeBridge.invoke("files.delete_directories", Json.obj("handle", handle, "paths", paths));
+        NativeBridge.invoke("files.delete_directories", Json.obj("sandbox", handle, "paths", paths));
     }
 
     public void moveFiles(List<MoveEntry> entries) {
-        NativeBridge.invoke("files.move_files", Json.obj("handle", handle, "entries", Json.mapList(entries, MoveEntry::toJson)));
+        NativeBridge.invoke("files.move_files", Json.obj("sandbox", handle, "entries", Json.mapList(entries, MoveEntry::toJson)));
     }
 
     public void setPermissions(List<SetPermissionEntry> entries) {
         NativeBridge.invoke("files.set_permissions",
-                Json.obj("handle", handle, "entries", Json.mapList(entries, SetPermissionEntry::toJson)));
+                Json.obj("sandbox", handle, "entries", Json.mapList(entries, SetPermissionEntry::toJson)));
     }
 
     public void replaceContents(List<ContentReplaceEntry> entries) {
         NativeBridge.invoke("files.replace_contents",
-                Json.obj("handle", handle, "entries", Json.mapList(entries, ContentReplaceEntry::toJson)));
+                Json.obj("sandbox", handle, "entries", Json.mapList(entries, ContentReplaceEntry::toJson)));
     }
 
     public List<ReplaceResult> replaceContentsDetailed(List<ContentReplaceEntry> entries) {
         return Json.list(NativeBridge.invoke("files.replace_contents_detailed",
-                Json.obj("handle", handle, "entries", Json.mapList(entries, ContentReplaceEntry::toJson))),
+                Json.obj("sandbox", handle, "entries", Json.mapList(entries, ContentReplaceEntry::toJson))),
                 ReplaceResult::fromJson);
     }
 
     // ---- queries ----
 
     public List<EntryInfo> listDirectory(String path, Integer depth) {
-        return Json.list(NativeBridge.invoke("files.list_directory", Json.obj("handle", handle, "path", path, "depth", depth)),
+        return Json.list(NativeBridge.invoke("files.list_directory", Json.obj("sandbox", handle, "path", path, "depth", depth)),
                 EntryInfo::fromJson);
     }
 
@@ -234,12 +235,12 @@ public final class Filesystem {
 
     public List<EntryInfo> search(SearchEntry entry) {
         return Json.list(NativeBridge.invoke("files.search",
-                Json.obj("handle", handle, "path", entry.getPath(), "pattern", entry.getPattern())), EntryInfo::fromJson);
+                Json.obj("sandbox", handle, "path", entry.getPath(), "pattern", entry.getPattern())), EntryInfo::fromJson);
     }
 
     /** Metadata of each path (Python calls this {@code get_file_info}). */
     public Map<String, EntryInfo> readFileInfo(List<String> paths) {
-        Map<?, ?> m = (Map<?, ?>) NativeBridge.invoke("files.get_file_info", Json.obj("handle", handle, "paths", paths));
+        Map<?, ?> m = (Map<?, ?>) NativeBridge.invoke("files.get_file_info", Json.obj("sandbox", handle, "paths", paths));
         Map<String, EntryInfo> out = new LinkedHashMap<>();
         for (Map.Entry<?, ?> e : m.entrySet()) {
             out.put(String.valueOf(e.getKey()), EntryInfo.fromJson(e.getValue()));
@@ -248,7 +249,7 @@ public final class Filesystem {
     }
 
     public CompletableFuture<Map<String, EntryInfo>> readFileInfoAsync(List<String> paths) {
-        return NativeBridge.invokeAsync("files.get_file_info", Json.obj("handle", handle, "paths", paths)).thenApply(o -> {
+        return NativeBridge.invokeAsync("files.get_file_info", Json.obj("sandbox", handle, "paths", paths)).thenApply(o -> {
             Map<String, EntryInfo> out = new LinkedHashMap<>();
             for (Map.Entry<?, ?> e : ((Map<?, ?>) o).entrySet()) {
                 out.put(String.valueOf(e.getKey()), EntryInfo.fromJson(e.getValue()));

@@ -16,12 +16,12 @@ public final class Metrics {
     }
 
     public SandboxMetrics getMetrics() {
-        return SandboxMetrics.fromJson(NativeBridge.invoke("sandbox.get_metrics", Json.obj("handle", handle)));
+        return SandboxMetrics.fromJson(NativeBridge.invoke("sandbox.get_metrics", Json.obj("sandbox", handle)));
     }
 
     /** The first {@code count} samples of the metrics watch stream (then the stream is closed). */
     public List<SandboxMetrics> watch(int count) {
-        return Json.list(NativeBridge.invoke("metrics.watch", Json.obj("handle", handle, "count", count)),
+        return Json.list(NativeBridge.invoke("metrics.watch", Json.obj("sandbox", handle, "count", count)),
                 SandboxMetrics::fromJson);
     }
 }

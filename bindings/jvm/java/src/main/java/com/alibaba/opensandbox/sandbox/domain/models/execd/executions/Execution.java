@@ -60,13 +60,15 @@ public final class Execution {
         return logs;
     }
 
-    private static List<OutputMessage> messages(Object o, boolean isError) {
+    /** Texts with their parallel timestamps (the op layer's Execution shape). */
+    private static List<OutputMessage> messages(Object texts, Object timestamps, boolean isError) {
         List<OutputMessage> out = new ArrayList<>();
-        if (o instanceof List) {
-            for (Object x : (List<?>) o) {
-                Map<?, ?> m = (Map<?, ?>) x;
-                Long ts = Json.long_(m.get("timestamp"));
-                out.add(new OutputMessage(Json.str(m.get("text")), ts == null ? 0 : ts, isError));
+        if (texts instanceof List) {
+            List<?> t = (List<?>) texts;
+            List<?> ts = timestamps instanceof List ? (List<?>) timestamps : List.of();
+            for (int i = 0; i < t.size(); i++) {
+                Long stamp = i < ts.size() ? Json.long_(ts.get(i)) : null;
+                out.add(new OutputMessage(Json.str(t.get(i)), stamp == null ? 0 : stamp, isError));
             }
         }
         return out;
@@ -102,6 +104,7 @@ public final class Execution {
         }
         return new Execution(Json.str(m.get("id")), Json.long_(m.get("execution_count")), results, error, complete,
                 Json.integer(m.get("exit_code")),
-                new ExecutionLogs(messages(m.get("stdout"), false), messages(m.get("stderr"), true)));
+                new ExecutionLogs(messages(m.get("stdout"), m.get("stdout_timestamps"), false),
+                        messages(m.get("stderr"), m.get("stderr_timestamps"), true)));
     }
 }

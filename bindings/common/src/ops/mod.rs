@@ -1,0 +1,129 @@
+//! The op table: one line per op (name, argument struct, async function, result
+//! kind). The dispatcher, the list of op names and the manifest are all generated
+//! from it, so they cannot disagree.
+
+pub mod code;
+pub mod commands;
+pub mod files;
+pub mod lifecycle;
+
+use serde_json::Value;
+
+use crate::args::{self, *};
+use crate::error::{OpError, OpResult};
+use crate::manifest::{fields_of, Manifest, OpSpec};
+use crate::session::Session;
+use crate::transfer;
+
+macro_rules! op_table {
+    ($( $name:literal => $args:ty, $func:path, $result:literal; )*) => {
+        /// Every op name, in table order.
+        pub const OPS: &[&str] = &[$($name),*];
+
+        /// Parses `args` for `op` and runs it.
+        pub async fn dispatch(s: &Session, op: &str, args: Value) -> OpResult {
+            match op {
+                $( $name => {
+                    let a: $args = args::parse(op, args)?;
+                    $func(s, a).await
+                } )*
+                _ => Err(OpError::invalid(op, format!("unknown op {op}"))),
+            }
+        }
+
+        /// The manifest of every op (see `manifest`).
+        ///
+        /// # Errors
+        /// Never for the structs of this crate (a unit test probes them all).
+        pub fn manifest() -> Result<Manifest, String> {
+            let ops = vec![$( OpSpec {
+                name: $name.to_owned(),
+                args: fields_of::<$args>()?,
+                result: $result.to_owned(),
+            } ),*];
+            Ok(Manifest { version: 1, ops })
+        }
+    };
+}
+
+op_table! {
+    "config.new" => ConnectionArgs, lifecycle::config_new, "Handle";
+    "config.info" => ConnectionOnly, lifecycle::config_info, "ConfigInfo";
+    "manager.new" => ConnectionOnly, lifecycle::manager_new, "Handle";
+    "release" => ReleaseArgs, lifecycle::release, "Released";
+    "manifest" => NoArgs, lifecycle::manifest, "Manifest";
+    "sandbox.create" => CreateArgs, lifecycle::sandbox_create, "Opened";
+    "sandbox.connect" => ConnectArgs, lifecycle::sandbox_connect, "Opened";
+    "sandbox.resume" => ResumeArgs, lifecycle::sandbox_resume, "Opened";
+    "sandbox.info" => SandboxArgs, lifecycle::sandbox_info, "SandboxId";
+    "sandbox.get_info" => SandboxArgs, lifecycle::sandbox_get_info, "SandboxInfo";
+    "sandbox.is_healthy" => SandboxArgs, lifecycle::sandbox_is_healthy, "Healthy";
+    "sandbox.renew" => RenewArgs, lifecycle::sandbox_renew, "Renewed";
+    "sandbox.patch_metadata" => PatchMetadataArgs, lifecycle::sandbox_patch_metadata, "SandboxInfo";
+    "sandbox.pause" => SandboxArgs, lifecycle::sandbox_pause, "null";
+    "sandbox.kill" => SandboxArgs, lifecycle::sandbox_kill, "null";
+    "sandbox.get_endpoint" => EndpointArgs, lifecycle::sandbox_get_endpoint, "Endpoint";
+    "sandbox.get_signed_endpoint" => SignedEndpointArgs, lifecycle::sandbox_get_signed_endpoint, "Endpoint";
+    "sandbox.get_metrics" => SandboxArgs, lifecycle::sandbox_get_metrics, "Metrics";
+    "sandbox.create_snapshot" => CreateSnapshotArgs, lifecycle::sandbox_create_snapshot, "SnapshotInfo";
+    "sandbox.get_egress_policy" => SandboxArgs, lifecycle::sandbox_get_egress_policy, "NetworkPolicy";
+    "sandbox.patch_egress_rules" => PatchRulesArgs, lifecycle::sandbox_patch_egress_rules, "PolicyStatus";
+    "sandbox.delete_egress_rules" => DeleteRulesArgs, lifecycle::sandbox_delete_egress_rules, "PolicyStatus";
+    "sandbox.get_diagnostic_logs" => DiagnosticArgs, lifecycle::sandbox_get_diagnostic_logs, "DiagnosticContent";
+    "sandbox.get_diagnostic_events" => DiagnosticArgs, lifecycle::sandbox_get_diagnostic_events, "DiagnosticContent";
+    "manager.list_sandbox_infos" => ListSandboxesArgs, lifecycle::manager_list_sandbox_infos, "PagedSandboxInfos";
+    "manager.get_sandbox_info" => SandboxIdArgs, lifecycle::manager_get_sandbox_info, "SandboxInfo";
+    "manager.kill_sandbox" => SandboxIdArgs, lifecycle::manager_kill_sandbox, "null";
+    "manager.pause_sandbox" => SandboxIdArgs, lifecycle::manager_pause_sandbox, "null";
+    "manager.resume_sandbox" => SandboxIdArgs, lifecycle::manager_resume_sandbox, "null";
+    "manager.renew_sandbox" => ManagerRenewArgs, lifecycle::manager_renew_sandbox, "Renewed";
+    "manager.patch_sandbox_metadata" => ManagerPatchArgs, lifecycle::manager_patch_sandbox_metadata, "SandboxInfo";
+    "manager.get_endpoint" => ManagerEndpointArgs, lifecycle::manager_get_endpoint, "Endpoint";
+    "manager.create_snapshot" => ManagerSnapshotArgs, lifecycle::manager_create_snapshot, "SnapshotInfo";
+    "manager.get_diagnostic_logs" => ManagerDiagnosticArgs, lifecycle::manager_get_diagnostic_logs, "DiagnosticContent";
+    "manager.get_diagnostic_events" => ManagerDiagnosticArgs, lifecycle::manager_get_diagnostic_events, "DiagnosticContent";
+    "manager.get_snapshot" => SnapshotIdArgs, lifecycle::manager_get_snapshot, "SnapshotInfo";
+    "manager.delete_snapshot" => SnapshotIdArgs, lifecycle::manager_delete_snapshot, "null";
+    "manager.list_snapshots" => ListSnapshotsArgs, lifecycle::manager_list_snapshots, "PagedSnapshotInfos";
+    "commands.run" => RunArgs, commands::run, "Execution";
+    "commands.start" => RunArgs, commands::start, "RunHandle";
+    "commands.run_in_session" => SessionRunArgs, commands::run_in_session, "Execution";
+    "commands.start_in_session" => SessionRunArgs, commands::start_in_session, "RunHandle";
+    "execution.next_batch" => NextBatchArgs, commands::next_batch, "Batch";
+    "execution.wait" => HandleArgs, commands::wait, "Execution";
+    "execution.cancel" => HandleArgs, commands::cancel, "null";
+    "commands.interrupt" => ExecIdArgs, commands::interrupt, "null";
+    "commands.get_command_status" => ExecIdArgs, commands::get_command_status, "CommandStatus";
+    "commands.get_background_command_logs" => LogsArgs, commands::get_background_command_logs, "CommandLogs";
+    "commands.create_session" => CreateSessionArgs, commands::create_session, "SessionId";
+    "commands.delete_session" => SessionIdArgs, commands::delete_session, "null";
+    "code.create_context" => CreateContextArgs, code::create_context, "CodeContext";
+    "code.get_context" => ContextIdArgs, code::get_context, "CodeContext";
+    "code.list_contexts" => LanguageArgs, code::list_contexts, "CodeContext[]";
+    "code.delete_context" => ContextIdArgs, code::delete_context, "null";
+    "code.delete_contexts" => DeleteContextsArgs, code::delete_contexts, "null";
+    "code.run" => CodeRunArgs, code::run, "Execution";
+    "code.start" => CodeRunArgs, code::start, "RunHandle";
+    "code.interrupt" => ExecIdArgs, code::interrupt, "null";
+    "files.write_file" => WriteFileArgs, files::write_file, "null";
+    "files.write_files" => WriteFilesArgs, files::write_files, "null";
+    "files.read_file" => ReadArgs, files::read_file, "Text";
+    "files.read_bytes" => ReadArgs, files::read_bytes, "Bytes";
+    "files.read_bytes_stream" => ReadArgs, files::read_bytes_stream, "Digest";
+    "files.get_file_info" => PathsArgs, files::get_file_info, "EntryInfoMap";
+    "files.delete_files" => PathsArgs, files::delete_files, "null";
+    "files.delete_directories" => PathsArgs, files::delete_directories, "null";
+    "files.move_files" => MoveFilesArgs, files::move_files, "null";
+    "files.set_permissions" => PermissionsArgs, files::set_permissions, "null";
+    "files.create_directories" => PermissionsArgs, files::create_directories, "null";
+    "files.replace_contents" => ReplaceContentsArgs, files::replace_contents, "null";
+    "files.replace_contents_detailed" => ReplaceContentsArgs, files::replace_contents_detailed, "ReplaceResult[]";
+    "files.search" => SearchArgs, files::search, "EntryInfo[]";
+    "files.list_directory" => ListDirArgs, files::list_directory, "EntryInfo[]";
+    "metrics.watch" => WatchArgs, files::watch, "Metrics[]";
+    "upload.open" => UploadArgs, transfer::upload_open, "Handle";
+    "upload.finish" => HandleArgs, transfer::upload_finish, "null";
+    "upload.abort" => HandleArgs, transfer::upload_abort, "null";
+    "download.open" => ReadArgs, transfer::download_open, "Handle";
+    "download.close" => HandleArgs, transfer::download_close, "null";
+}

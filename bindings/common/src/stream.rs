@@ -1,0 +1,524 @@
+//! Execution events as JSON, the recorder of a run made to completion, and pull-based
+//! runs: `commands.start` / `code.start` / `commands.start_in_session` spawn the run on
+//! the calling runtime and return a handle; the host pulls already-arrived events with
+//! `execution.next_batch` (one call per batch, on a thread of its choosing, so user
+//! handlers never run on a runtime worker) or waits for the outcome with
+//! `execution.wait`. The last item of a run is `{"type": "end", ...}` with the outcome
+//! folded by the core's `ExecutionBuilder` (exit code, execution count, error,
+//! completion): hosts never re-derive it.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use opensandbox_core::{
+    EventStream, Execution, ExecutionBuilder, ExecutionComplete, ExecutionError, ExecutionHandlers,
+    ExecutionResult, OutputMessage,
+};
+use serde_json::{json, Map, Value};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use crate::convert;
+use crate::error::{OpError, OpResult};
+use crate::recorder::Recorder;
+
+/// Capacity of a started run's event queue: a run whose events are not pulled pauses
+/// (the connection applies backpressure to the server) instead of buffering without
+/// bound.
+pub const QUEUE: usize = 1024;
+
+/// Default and largest `max` of `execution.next_batch`.
+pub const DEFAULT_BATCH: usize = 256;
+
+/// How long a start waits for the `init` event.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub fn init_event(id: &str, timestamp: i64) -> Value {
+    json!({"type": "init", "id": id, "timestamp": timestamp})
+}
+
+pub fn output_event(kind: &str, m: &OutputMessage) -> Value {
+    json!({"type": kind, "text": m.text, "timestamp": m.timestamp})
+}
+
+pub fn result_event(r: &ExecutionResult) -> Value {
+    json!({"type": "result", "text": r.text, "timestamp": r.timestamp, "raw": r.raw})
+}
+
+pub fn error_event(e: &ExecutionError) -> Value {
+    json!({"type": "error", "name": e.name, "value": e.value, "traceback": e.traceback,
+           "timestamp": e.timestamp})
+}
+
+pub fn complete_event(c: &ExecutionComplete) -> Value {
+    json!({"type": "execution_complete", "execution_time_ms": c.execution_time_ms,
+           "timestamp": c.timestamp})
+}
+
+/// The final item of a run: `{"type": "end", "ok": true, "execution": Execution}` or
+/// `{"type": "end", "ok": false, "error": <error payload>}`.
+pub fn end_item(outcome: &Result<Execution, OpError>, extra: Map<String, Value>) -> Value {
+    match outcome {
+        Ok(ex) => json!({"type": "end", "ok": true, "execution": convert::execution(ex, extra)}),
+        Err(e) => json!({"type": "end", "ok": false, "error": e.to_json()}),
+    }
+}
+
+/// Collects the handler calls of one event as JSON events.
+#[derive(Default)]
+struct Sink {
+    events: Vec<Value>,
+    init: Option<oneshot::Sender<String>>,
+}
+
+impl ExecutionHandlers for Sink {
+    fn on_init(&mut self, id: &str, ts: i64) -> opensandbox_core::Result<()> {
+        if let Some(tx) = self.init.take() {
+            // The receiver is gone only when the start already gave up.
+            let _ = tx.send(id.to_owned());
+        }
+        self.events.push(init_event(id, ts));
+        Ok(())
+    }
+    fn on_stdout(&mut self, m: &OutputMessage) -> opensandbox_core::Result<()> {
+        self.events.push(output_event("stdout", m));
+        Ok(())
+    }
+    fn on_stderr(&mut self, m: &OutputMessage) -> opensandbox_core::Result<()> {
+        self.events.push(output_event("stderr", m));
+        Ok(())
+    }
+    fn on_result(&mut self, r: &ExecutionResult) -> opensandbox_core::Result<()> {
+        self.events.push(result_event(r));
+        Ok(())
+    }
+    fn on_execution_complete(&mut self, c: &ExecutionComplete) -> opensandbox_core::Result<()> {
+        self.events.push(complete_event(c));
+        Ok(())
+    }
+    fn on_error(&mut self, e: &ExecutionError) -> opensandbox_core::Result<()> {
+        self.events.push(error_event(e));
+        Ok(())
+    }
+}
+
+/// Drives `stream` to its end, folding with the core's `ExecutionBuilder`, sending
+/// events (when `events`) and then the end item on `tx`.
+async fn pump(
+    stream: EventStream,
+    skip: bool,
+    events: bool,
+    init: oneshot::Sender<String>,
+    tx: mpsc::Sender<Value>,
+) {
+    let mut stream = stream;
+    let mut builder = ExecutionBuilder::new(stream.kind()).skip_accumulation(skip);
+    let mut sink = Sink {
+        events: Vec::new(),
+        init: Some(init),
+    };
+    let outcome: Result<Execution, OpError> = async {
+        while let Some(ev) = stream.next().await {
+            builder.observe(&ev?, &mut sink)?;
+            for e in sink.events.drain(..) {
+                if events && tx.send(e).await.is_err() {
+                    // The host released the handle: stop (dropping the stream).
+                    return Err(OpError::new(
+                        "cancelled",
+                        "execution",
+                        "the run was released",
+                    ));
+                }
+            }
+        }
+        Ok(builder.finish())
+    }
+    .await;
+    drop(stream);
+    let _ = tx.send(end_item(&outcome, Map::new())).await;
+}
+
+/// Aborts the spawned task when dropped, unless [`AbortOnDrop::disarm`]ed.
+struct AbortOnDrop(Option<JoinHandle<()>>);
+
+impl AbortOnDrop {
+    /// Hands the task over (it then runs on when dropped).
+    fn disarm(&mut self) -> Option<JoinHandle<()>> {
+        self.0.take()
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(t) = self.0.take() {
+            t.abort();
+        }
+    }
+}
+
+/// A started run, referred to by handle.
+pub struct Run {
+    /// The execution id (from `init`).
+    pub id: String,
+    rx: tokio::sync::Mutex<RunRx>,
+    task: Mutex<Option<JoinHandle<()>>>,
+    /// `handlers` of the start: `execution.wait` then reports the unpulled events.
+    events: bool,
+}
+
+struct RunRx {
+    rx: mpsc::Receiver<Value>,
+    ended: bool,
+}
+
+impl Run {
+    /// Spawns the run of `open` (which opens the event stream) on the current runtime
+    /// and returns once `init` arrived; a run that fails before reports its error.
+    pub async fn start<F>(open: F, skip: bool, events: bool) -> Result<Run, OpError>
+    where
+        F: std::future::Future<Output = opensandbox_core::Result<EventStream>> + Send + 'static,
+    {
+        let (tx, mut rx) = mpsc::channel(QUEUE);
+        let (init_tx, init_rx) = oneshot::channel();
+        let err_tx = tx.clone();
+        // Aborts the run if this future is dropped before `init` (e.g. a host's
+        // timeout or cancelled promise): nobody could ever pull or cancel it.
+        let mut task = AbortOnDrop(Some(tokio::spawn(async move {
+            match open.await {
+                Ok(stream) => pump(stream, skip, events, init_tx, tx).await,
+                Err(e) => {
+                    let _ = err_tx.send(end_item(&Err(e.into()), Map::new())).await;
+                }
+            }
+        })));
+        match tokio::time::timeout(START_TIMEOUT, init_rx).await {
+            Ok(Ok(id)) => Ok(Run {
+                id,
+                rx: tokio::sync::Mutex::new(RunRx { rx, ended: false }),
+                task: Mutex::new(task.disarm()),
+                events,
+            }),
+            Ok(Err(_)) => {
+                // Ended before init: its end item carries why.
+                let end = rx.recv().await;
+                if let Some(t) = task.0.as_mut() {
+                    let _ = t.await;
+                }
+                let mut items = end.into_iter().collect::<Vec<_>>();
+                while let Ok(v) = rx.try_recv() {
+                    items.push(v);
+                }
+                match items.into_iter().rev().find(|v| v["type"] == "end") {
+                    Some(v) if v["ok"] == false => Err(failure(&v["error"])),
+                    _ => Err(OpError::new(
+                        "stream",
+                        "execution.start",
+                        "the run ended without an init event",
+                    )),
+                }
+            }
+            Err(_) => {
+                drop(task); // aborts
+                Err(OpError::new(
+                    "timeout",
+                    "execution.start",
+                    format!("no init event within {START_TIMEOUT:?}"),
+                ))
+            }
+        }
+    }
+
+    /// Stops the run: the stream is dropped (closing the connection) at once.
+    pub fn cancel(&self) {
+        if let Some(t) = self.task.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            t.abort();
+        }
+    }
+
+    /// Up to `max` already-arrived items, waiting up to `wait` (None = until one
+    /// arrives) for the first. `done` once the end item was returned.
+    pub async fn next_batch(&self, max: usize, wait: Option<Duration>) -> Value {
+        let mut g = self.rx.lock().await;
+        let mut items = Vec::new();
+        if g.ended {
+            return json!({"events": items, "done": true});
+        }
+        let first = match wait {
+            None => g.rx.recv().await,
+            Some(d) if d.is_zero() => g.rx.try_recv().ok(),
+            Some(d) => tokio::time::timeout(d, g.rx.recv()).await.ok().flatten(),
+        };
+        let cancelled = || {
+            json!({"type": "end", "ok": false,
+                   "error": OpError::new("cancelled", "execution.next_batch", "the run was cancelled").to_json()})
+        };
+        match first {
+            Some(v) => items.push(v),
+            None if wait.is_none() || g.rx.is_closed() => items.push(cancelled()),
+            None => {}
+        }
+        while items.len() < max.max(1) && !is_end(items.last()) {
+            match g.rx.try_recv() {
+                Ok(v) => items.push(v),
+                Err(mpsc::error::TryRecvError::Empty) => break,
+                Err(mpsc::error::TryRecvError::Disconnected) => {
+                    items.push(cancelled());
+                }
+            }
+        }
+        g.ended = is_end(items.last());
+        json!({"events": items, "done": g.ended})
+    }
+
+    /// Pulls everything to the end: the Execution (with `events`, the items not pulled
+    /// before, when the run was started with `handlers`), or the run's error.
+    pub async fn wait(&self) -> OpResult {
+        let mut events = Vec::new();
+        loop {
+            let batch = self.next_batch(DEFAULT_BATCH, None).await;
+            let Value::Object(mut b) = batch else {
+                break;
+            };
+            let done = b.get("done") == Some(&Value::Bool(true));
+            if let Some(Value::Array(items)) = b.remove("events") {
+                for item in items {
+                    if item["type"] == "end" {
+                        return finish(item, events, self.events);
+                    }
+                    events.push(item);
+                }
+            }
+            if done {
+                break;
+            }
+        }
+        Err(OpError::invalid(
+            "execution.wait",
+            "execution.wait: the run's outcome was already pulled",
+        ))
+    }
+}
+
+fn is_end(v: Option<&Value>) -> bool {
+    v.is_some_and(|v| v["type"] == "end")
+}
+
+/// An error payload (from an end item) back as an [`OpError`].
+pub fn failure(v: &Value) -> OpError {
+    let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    OpError(Box::new(crate::error::ErrorPayload {
+        kind: s("kind").unwrap_or_else(|| "internal".into()),
+        status: v
+            .get("status")
+            .and_then(Value::as_u64)
+            .and_then(|x| u16::try_from(x).ok()),
+        code: s("code"),
+        message: s("message").unwrap_or_default(),
+        request_id: s("request_id"),
+        operation: s("operation"),
+        body: s("body"),
+    }))
+}
+
+fn finish(end: Value, events: Vec<Value>, with_events: bool) -> OpResult {
+    if end["ok"] != true {
+        return Err(failure(&end["error"]));
+    }
+    let mut ex = end.get("execution").cloned().unwrap_or(Value::Null);
+    if with_events {
+        if let Value::Object(m) = &mut ex {
+            m.insert("events".into(), Value::Array(events));
+        }
+    }
+    Ok(ex)
+}
+
+/// Runs a stream to completion in the calling task with `recorder` (events, digest).
+pub async fn run_to_end(
+    stream: EventStream,
+    recorder: &mut Recorder,
+) -> Result<Execution, OpError> {
+    Ok(opensandbox_core::stream::collect_execution(stream, recorder).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use opensandbox_core::ExecutionKind;
+
+    fn body(lines: &[&str]) -> EventStream {
+        let text = lines.join("\n\n") + "\n\n";
+        let chunks = vec![Ok::<_, std::io::Error>(Bytes::from(text))];
+        EventStream::from_bytes(
+            "commands.run",
+            ExecutionKind::Command,
+            futures_util::stream::iter(chunks),
+        )
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    const FAILED: &[&str] = &[
+        r#"{"type":"init","text":"ex-1","timestamp":1}"#,
+        r#"{"type":"stdout","text":"hi","timestamp":2}"#,
+        r#"{"type":"stderr","text":"oops","timestamp":3}"#,
+        r#"{"type":"error","error":{"ename":"CommandExecError","evalue":"3","traceback":[]},"timestamp":4}"#,
+    ];
+
+    #[test]
+    fn batches_end_with_the_folded_outcome() {
+        rt().block_on(async {
+            let run = Run::start(async { Ok(body(FAILED)) }, false, true)
+                .await
+                .unwrap();
+            assert_eq!(run.id, "ex-1");
+            let mut all = Vec::new();
+            loop {
+                let b = run.next_batch(2, None).await;
+                assert!(b["events"].as_array().unwrap().len() <= 2);
+                all.extend(b["events"].as_array().unwrap().iter().cloned());
+                if b["done"] == true {
+                    break;
+                }
+            }
+            let types: Vec<&str> = all.iter().filter_map(|e| e["type"].as_str()).collect();
+            assert_eq!(types, ["init", "stdout", "stderr", "error", "end"]);
+            let end = all.last().unwrap();
+            assert_eq!(end["ok"], true);
+            // exit code folded by the core: int(error.value) for a failed command.
+            assert_eq!(end["execution"]["exit_code"], 3);
+            assert_eq!(end["execution"]["stdout"], json!(["hi"]));
+            assert_eq!(end["execution"]["error"]["value"], "3");
+            assert_eq!(end["execution"]["complete"], Value::Null);
+            // Past the end: empty and done.
+            let b = run.next_batch(10, Some(Duration::ZERO)).await;
+            assert_eq!(b, json!({"events": [], "done": true}));
+        });
+    }
+
+    #[test]
+    fn wait_returns_the_execution_with_unpulled_events() {
+        rt().block_on(async {
+            let ok = [
+                r#"{"type":"init","text":"ex-2","timestamp":1}"#,
+                r#"{"type":"stdout","text":"a","timestamp":2}"#,
+                r#"{"type":"execution_complete","execution_time":5,"timestamp":3}"#,
+            ];
+            let run = Run::start(async move { Ok(body(&ok)) }, true, true)
+                .await
+                .unwrap();
+            let ex = run.wait().await.unwrap();
+            assert_eq!(ex["exit_code"], 0);
+            assert_eq!(ex["complete"]["execution_time_ms"], 5);
+            // skip_accumulation: no stdout kept, but the event was delivered.
+            assert_eq!(ex["stdout"], json!([]));
+            let types: Vec<&str> = ex["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|e| e["type"].as_str())
+                .collect();
+            assert_eq!(types, ["init", "stdout", "execution_complete"]);
+            assert!(run.wait().await.is_err());
+        });
+    }
+
+    #[test]
+    fn a_run_failing_before_init_reports_its_error() {
+        rt().block_on(async {
+            let e = Run::start(
+                async {
+                    Err(opensandbox_core::Error::new(
+                        opensandbox_core::ErrorKind::NotFound,
+                        "commands.run",
+                        "no such sandbox",
+                    ))
+                },
+                false,
+                false,
+            )
+            .await
+            .err()
+            .unwrap();
+            assert_eq!(e.kind, "not_found");
+        });
+    }
+
+    #[test]
+    fn dropping_a_start_before_init_aborts_the_run() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        struct Flag(Arc<AtomicBool>);
+        impl Drop for Flag {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        rt().block_on(async {
+            let dropped = Arc::new(AtomicBool::new(false));
+            let flag = Flag(dropped.clone());
+            // A run whose stream never opens (so no init ever arrives).
+            let open = async move {
+                let _flag = flag;
+                std::future::pending::<opensandbox_core::Result<EventStream>>().await
+            };
+            let started =
+                tokio::time::timeout(Duration::from_millis(50), Run::start(open, false, false))
+                    .await;
+            assert!(started.is_err(), "the start must still be waiting for init");
+            // The start future is dropped: the spawned task must be aborted (its future,
+            // and so the flag, dropped) rather than left running.
+            for _ in 0..100 {
+                if dropped.load(Ordering::SeqCst) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            assert!(dropped.load(Ordering::SeqCst), "the run kept running");
+        });
+    }
+
+    #[test]
+    fn without_events_only_the_end_item_is_queued() {
+        rt().block_on(async {
+            let run = Run::start(async { Ok(body(FAILED)) }, false, false)
+                .await
+                .unwrap();
+            let b = run.next_batch(100, None).await;
+            assert_eq!(b["done"], true);
+            assert_eq!(b["events"].as_array().unwrap().len(), 1);
+            assert_eq!(b["events"][0]["execution"]["exit_code"], 3);
+        });
+    }
+
+    #[test]
+    fn cancel_ends_the_run_with_cancelled() {
+        rt().block_on(async {
+            let init = r#"{"type":"init","text":"ex-3","timestamp":1}"#.to_owned() + "\n\n";
+            let body = futures_util::stream::iter(vec![Ok::<_, std::io::Error>(Bytes::from(init))])
+                .chain(futures_util::stream::pending());
+            let st = EventStream::from_bytes("commands.run", ExecutionKind::Command, body);
+            let run = Run::start(async { Ok(st) }, false, true).await.unwrap();
+            let b = run.next_batch(10, None).await;
+            assert_eq!(b["events"][0]["type"], "init");
+            assert_eq!(b["done"], false);
+            // Nothing more arrives: a bounded wait returns an empty, unfinished batch.
+            let b = run.next_batch(10, Some(Duration::from_millis(20))).await;
+            assert_eq!(b, json!({"events": [], "done": false}));
+            run.cancel();
+            let b = run.next_batch(10, None).await;
+            assert_eq!(b["done"], true);
+            assert_eq!(b["events"][0]["type"], "end");
+            assert_eq!(b["events"][0]["error"]["kind"], "cancelled");
+            assert!(run.wait().await.is_err());
+        });
+    }
+}

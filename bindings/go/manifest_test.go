@@ -1,0 +1,144 @@
+package opensandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+)
+
+// Every op and argument key this package sends to the op layer must exist in its
+// manifest (osb_ops_manifest), so that a misspelt key fails here, not for a user.
+
+type manifestOp struct {
+	Name string `json:"name"`
+	Args []struct {
+		Name string `json:"name"`
+	} `json:"args"`
+}
+
+func loadManifest(t testing.TB) map[string]map[string]bool {
+	text, err := opsManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Ops []manifestOp `json:"ops"`
+	}
+	if err := json.Unmarshal([]byte(text), &m); err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]map[string]bool{}
+	for _, op := range m.Ops {
+		keys := map[string]bool{}
+		for _, a := range op.Args {
+			keys[a.Name] = true
+		}
+		ops[op.Name] = keys
+	}
+	return ops
+}
+
+// checkArgs returns the problems of one op call against the manifest.
+func checkArgs(ops map[string]map[string]bool, op string, args map[string]any) []string {
+	keys, ok := ops[op]
+	if !ok {
+		return []string{fmt.Sprintf("op %q is not in the manifest", op)}
+	}
+	var bad []string
+	for k, v := range args {
+		if !keys[k] {
+			bad = append(bad, fmt.Sprintf("%s: key %q is not in the manifest", op, k))
+		}
+		if conn, ok := v.(map[string]any); ok && k == "connection" {
+			for ck := range conn {
+				if !ops["config.new"][ck] {
+					bad = append(bad, fmt.Sprintf("%s: connection key %q is not in the manifest (config.new)", op, ck))
+				}
+			}
+		}
+	}
+	return bad
+}
+
+var traced struct {
+	mu   sync.Mutex
+	seen map[string]map[string]any
+}
+
+// TestMain records every op the tests send and checks them all against the manifest.
+func TestMain(m *testing.M) {
+	traced.seen = map[string]map[string]any{}
+	opTrace = func(op string, args map[string]any) {
+		traced.mu.Lock()
+		defer traced.mu.Unlock()
+		merged := traced.seen[op]
+		if merged == nil {
+			merged = map[string]any{}
+			traced.seen[op] = merged
+		}
+		for k, v := range args {
+			merged[k] = v
+		}
+	}
+	code := m.Run()
+	if code == 0 {
+		ops := loadManifest(nil2{})
+		var bad []string
+		traced.mu.Lock()
+		for op, args := range traced.seen {
+			bad = append(bad, checkArgs(ops, op, args)...)
+		}
+		traced.mu.Unlock()
+		sort.Strings(bad)
+		for _, b := range bad {
+			fmt.Fprintln(os.Stderr, "manifest:", b)
+		}
+		if len(bad) > 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// nil2 is a testing.TB stand-in for TestMain (fails by panicking).
+type nil2 struct{ testing.TB }
+
+func (nil2) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
+
+// The arguments of every op the public API sends, with every optional field set, are
+// known to the manifest (no server needed).
+func TestOpArgumentsAreInTheManifest(t *testing.T) {
+	ops := loadManifest(t)
+	var uid, gid int32 = 1, 2
+	cfg := ConnectionConfig{Domain: "h:1", APIKey: "k", Headers: map[string]string{"X": "1"}, UseServerProxy: true}
+	calls := []struct {
+		op   string
+		args map[string]any
+	}{
+		{"sandbox.connect", map[string]any{"sandbox_id": "x", "connection": cfg.sessionConnection(), "skip_health_check": true}},
+		{"commands.start", withRun(RunCommandRequest{Command: "c", Background: true, Cwd: "/", Timeout: 5, UID: &uid, GID: &gid, Envs: map[string]string{"A": "b"}}.args())},
+		{"commands.start_in_session", withRun(sessionRunArgs("s", RunInSessionRequest{Command: "c", Cwd: "/", Timeout: 5}))},
+		{"code.start", withRun(codeRunArgs(RunCodeRequest{Code: "1", Context: &CodeContext{ID: "i", Language: "python"}}))},
+		{"execution.next_batch", map[string]any{"handle": 1}},
+		{"release", map[string]any{"handle": 1}},
+	}
+	for _, c := range calls {
+		for _, b := range checkArgs(ops, c.op, c.args) {
+			t.Error(b)
+		}
+	}
+	// A misspelt key is caught.
+	if len(checkArgs(ops, "commands.start", map[string]any{"comand": "x"})) == 0 {
+		t.Fatal("a misspelt key passed the check")
+	}
+}
+
+func withRun(a map[string]any) map[string]any {
+	a["sandbox"] = 1
+	a["handlers"] = true
+	a["skip_accumulation"] = true
+	return a
+}

@@ -1,0 +1,369 @@
+package opensandbox
+
+/*
+#include <stdlib.h>
+#include "opensandbox.h"
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"unsafe"
+)
+
+// The op layer of bindings/common behind the C ABI's session functions (API.md §7):
+// ops by name with JSON arguments, one error payload, runs pulled in batches whose
+// last item carries the outcome folded by the core. The package uses one session on
+// the process-wide default runtime for its whole life (the C ABI's handle-based
+// functions run on the same runtime, so the process has one).
+var nativeSession struct {
+	once sync.Once
+	s    *C.OsbSession
+	err  error
+}
+
+func session() (*C.OsbSession, error) {
+	nativeSession.once.Do(func() {
+		var e *C.OsbError
+		rt := C.osb_runtime_default(&e)
+		if rt == nil {
+			nativeSession.err = takeError(nil, e)
+			return
+		}
+		defer C.osb_runtime_free(rt)
+		s := C.osb_session_new(rt, &e)
+		if s == nil {
+			nativeSession.err = takeError(nil, e)
+			return
+		}
+		nativeSession.s = s
+	})
+	return nativeSession.s, nativeSession.err
+}
+
+// opCall runs one op of the session on this goroutine's thread and decodes its result
+// into out (nil = ignore it). ctx cancels the native call.
+func opCall(ctx context.Context, op string, args map[string]any, out any) error {
+	if opTrace != nil {
+		opTrace(op, args)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s, err := session()
+	if err != nil {
+		return err
+	}
+	cargs, err := marshalArgs(args)
+	if err != nil {
+		return err
+	}
+	if cargs != nil {
+		defer C.free(unsafe.Pointer(cargs))
+	}
+	cop := C.CString(op)
+	defer C.free(unsafe.Pointer(cop))
+	tok, release := withCancel(ctx)
+	defer release()
+	var e *C.OsbError
+	res := C.osb_session_call_blocking(s, cop, cargs, tok, &e)
+	if res == nil {
+		return takeError(ctx, e)
+	}
+	return takeJSON(unsafe.Pointer(res), out)
+}
+
+// opTrace, when set (tests), sees every op and its arguments before they are sent.
+var opTrace func(op string, args map[string]any)
+
+// opsManifest is the op layer's manifest (osb_ops_manifest).
+func opsManifest() (string, error) {
+	p := C.osb_ops_manifest()
+	if p == nil {
+		return "", &Error{Kind: "internal", Message: "no ops manifest"}
+	}
+	defer C.osb_string_free(p)
+	return C.GoString(p), nil
+}
+
+// opRelease frees a session handle (a run is cancelled: its command is interrupted).
+func opRelease(h uint64) {
+	if s, err := session(); err == nil && h != 0 {
+		C.osb_session_release(s, C.uint64_t(h))
+	}
+}
+
+// sessionConnection is c as the op layer's `connection` overrides.
+func (c *ConnectionConfig) sessionConnection() map[string]any {
+	o := c.nativeOptions()
+	conn := map[string]any{
+		"domain":            o["domain"],
+		"protocol":          o["protocol"],
+		"api_key":           o["api_key"],
+		"user_agent":        o["user_agent"],
+		"use_server_proxy":  o["use_server_proxy"],
+		"request_timeout_s": c.GetRequestTimeout().Seconds(),
+	}
+	if h, ok := o["headers"]; ok {
+		conn["headers"] = h
+	}
+	return conn
+}
+
+// opHandle is the session's handle of this sandbox, connected (without health check)
+// on first use and released by Close.
+func (s *Sandbox) opHandle(ctx context.Context) (uint64, error) {
+	s.opMu.Lock()
+	defer s.opMu.Unlock()
+	if s.opH != 0 {
+		return s.opH, nil
+	}
+	s.mu.RLock()
+	closed := s.handle == nil
+	s.mu.RUnlock()
+	if closed {
+		return 0, errClosed
+	}
+	var opened struct {
+		Handle uint64 `json:"handle"`
+	}
+	args := map[string]any{"sandbox_id": s.id, "connection": s.config.sessionConnection(), "skip_health_check": true}
+	if err := opCall(ctx, "sandbox.connect", args, &opened); err != nil {
+		return 0, err
+	}
+	s.opH = opened.Handle
+	return s.opH, nil
+}
+
+func (s *Sandbox) releaseOpHandle() {
+	s.opMu.Lock()
+	defer s.opMu.Unlock()
+	opRelease(s.opH)
+	s.opH = 0
+}
+
+// Items of execution.next_batch (bindings/common/README.md).
+type wireEvent struct {
+	Type      string                     `json:"type"`
+	ID        string                     `json:"id"`
+	Text      *string                    `json:"text"`
+	Timestamp int64                      `json:"timestamp"`
+	Raw       map[string]json.RawMessage `json:"raw"`
+	Name      string                     `json:"name"`
+	Value     string                     `json:"value"`
+	Traceback []string                   `json:"traceback"`
+	TimeMs    int64                      `json:"execution_time_ms"`
+	OK        bool                       `json:"ok"`
+	Execution *wireExecution             `json:"execution"`
+	Error     *wireError                 `json:"error"`
+}
+
+type wireError struct {
+	Kind      string  `json:"kind"`
+	Status    *int    `json:"status"`
+	Code      *string `json:"code"`
+	Message   string  `json:"message"`
+	RequestID *string `json:"request_id"`
+	Operation *string `json:"operation"`
+}
+
+func (w *wireError) toError(ctx context.Context) error {
+	s := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	base := &Error{Kind: w.Kind, Code: s(w.Code), Message: w.Message, RequestID: s(w.RequestID), Operation: s(w.Operation)}
+	if w.Status != nil {
+		base.StatusCode = *w.Status
+	}
+	return convertError(ctx, base)
+}
+
+type wireResult struct {
+	Text      *string                    `json:"text"`
+	Timestamp int64                      `json:"timestamp"`
+	Raw       map[string]json.RawMessage `json:"raw"`
+}
+
+// The Execution of the op layer, folded by the core's ExecutionBuilder.
+type wireExecution struct {
+	ID             *string      `json:"id"`
+	ExitCode       *int         `json:"exit_code"`
+	Stdout         []string     `json:"stdout"`
+	Stderr         []string     `json:"stderr"`
+	StdoutTimes    []int64      `json:"stdout_timestamps"`
+	StderrTimes    []int64      `json:"stderr_timestamps"`
+	Results        []wireResult `json:"results"`
+	ExecutionCount *int         `json:"execution_count"`
+	Error          *wireEvent   `json:"error"`
+	Complete       *wireEvent   `json:"complete"`
+}
+
+func toResult(text *string, ts int64, raw map[string]json.RawMessage) ExecutionResult {
+	res := ExecutionResult{Timestamp: ts, Results: map[string]string{}}
+	for k, v := range raw {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			res.Results[k] = s
+		} else {
+			res.Results[k] = string(v)
+		}
+	}
+	if text != nil {
+		if _, ok := res.Results["text/plain"]; !ok {
+			res.Results["text/plain"] = *text
+		}
+	}
+	return res
+}
+
+func messages(texts []string, times []int64) []OutputMessage {
+	if len(texts) == 0 {
+		return nil
+	}
+	out := make([]OutputMessage, len(texts))
+	for i, t := range texts {
+		out[i] = OutputMessage{Text: t}
+		if i < len(times) {
+			out[i].Timestamp = times[i]
+		}
+	}
+	return out
+}
+
+func (w *wireExecution) toExecution() *Execution {
+	ex := &Execution{
+		Stdout:         messages(w.Stdout, w.StdoutTimes),
+		Stderr:         messages(w.Stderr, w.StderrTimes),
+		ExitCode:       w.ExitCode,
+		ExecutionCount: w.ExecutionCount,
+	}
+	if w.ID != nil {
+		ex.ID = *w.ID
+	}
+	for _, r := range w.Results {
+		ex.Results = append(ex.Results, toResult(r.Text, r.Timestamp, r.Raw))
+	}
+	if e := w.Error; e != nil {
+		ex.Error = &ExecutionError{Name: e.Name, Value: e.Value, Timestamp: e.Timestamp, Traceback: e.Traceback}
+		if ex.Error.Traceback == nil {
+			ex.Error.Traceback = []string{}
+		}
+	}
+	if c := w.Complete; c != nil {
+		ex.Complete = &ExecutionComplete{Timestamp: c.Timestamp, ExecutionTime: c.TimeMs}
+	}
+	return ex
+}
+
+// deliver calls the handler of one event.
+func deliver(ev *wireEvent, h *ExecutionHandlers) error {
+	text := ""
+	if ev.Text != nil {
+		text = *ev.Text
+	}
+	switch ev.Type {
+	case "init":
+		if h.OnInit != nil {
+			return h.OnInit(ExecutionInit{ID: ev.ID, Timestamp: ev.Timestamp})
+		}
+	case "stdout":
+		if h.OnStdout != nil {
+			return h.OnStdout(OutputMessage{Text: text, Timestamp: ev.Timestamp})
+		}
+	case "stderr":
+		if h.OnStderr != nil {
+			return h.OnStderr(OutputMessage{Text: text, Timestamp: ev.Timestamp})
+		}
+	case "result":
+		if h.OnResult != nil {
+			return h.OnResult(toResult(ev.Text, ev.Timestamp, ev.Raw))
+		}
+	case "error":
+		if h.OnError != nil {
+			tb := ev.Traceback
+			if tb == nil {
+				tb = []string{}
+			}
+			return h.OnError(ExecutionError{Name: ev.Name, Value: ev.Value, Timestamp: ev.Timestamp, Traceback: tb})
+		}
+	case "execution_complete":
+		if h.OnComplete != nil {
+			return h.OnComplete(ExecutionComplete{Timestamp: ev.Timestamp, ExecutionTime: ev.TimeMs})
+		}
+	}
+	return nil
+}
+
+// runOp starts a run with a start op (commands.start, commands.start_in_session,
+// code.start), calls the handlers for its events in order, and returns the Execution
+// the core folded (exit code, execution count, error, completion: the last item of
+// the run). Cancelling ctx or a handler error ends the run the same way in every
+// language: the run is released, which interrupts the command on the server.
+func (s *Sandbox) runOp(ctx context.Context, op string, args map[string]any, h *ExecutionHandlers) (*Execution, error) {
+	sb, err := s.opHandle(ctx)
+	if err != nil {
+		return nil, err
+	}
+	args["sandbox"] = sb
+	args["handlers"] = h != nil
+	if h != nil && h.SkipAccumulation {
+		args["skip_accumulation"] = true
+	}
+	var started struct {
+		Handle uint64 `json:"handle"`
+		ID     string `json:"id"`
+	}
+	if err := opCall(ctx, op, args, &started); err != nil {
+		return nil, err
+	}
+	defer opRelease(started.Handle)
+	partial := &Execution{ID: started.ID}
+	next := map[string]any{"handle": started.Handle}
+	for {
+		var batch struct {
+			Events []wireEvent `json:"events"`
+			Done   bool        `json:"done"`
+		}
+		if err := opCall(ctx, "execution.next_batch", next, &batch); err != nil {
+			return partial, err
+		}
+		for i := range batch.Events {
+			ev := &batch.Events[i]
+			if ev.Type == "end" {
+				if !ev.OK || ev.Execution == nil {
+					if ev.Error == nil {
+						return partial, &Error{Kind: "internal", Message: "a run ended without its outcome"}
+					}
+					return partial, ev.Error.toError(ctx)
+				}
+				return ev.Execution.toExecution(), nil
+			}
+			if h != nil {
+				if err := deliver(ev, h); err != nil {
+					return partial, err
+				}
+			}
+		}
+		if batch.Done {
+			return partial, &Error{Kind: "stream", Message: "the run ended without its outcome"}
+		}
+	}
+}
+
+// op runs a sandbox-bound op of the session on this sandbox.
+func (s *Sandbox) op(ctx context.Context, op string, args map[string]any, out any) error {
+	h, err := s.opHandle(ctx)
+	if err != nil {
+		return err
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	args["sandbox"] = h
+	return opCall(ctx, op, args, out)
+}

@@ -1,0 +1,85 @@
+//! The HTTP accept loop of the control plane (instead of `axum::serve`), for two
+//! limits a server reachable by untrusted clients needs:
+//!
+//! - a header read timeout (`--header-read-timeout`): a connection that has not sent
+//!   a complete request head within it (a slow or half-open client, or an idle
+//!   keep-alive connection) is closed. Bodies and streamed responses are not limited.
+//! - at most `--max-connections` connections at once; more wait in the kernel's accept
+//!   queue until one closes.
+//!
+//! HTTP/1.1 only (every client of this API speaks it; HTTP/2 would need TLS here).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+/// Connection limits, from the flags.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub header_read_timeout: Duration,
+    pub max_connections: usize,
+}
+
+/// Serves `app` on `listener` until `shutdown` completes; then stops accepting and
+/// asks every open connection to finish its current request. Returns once they have.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<()> {
+    let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .keep_alive(true);
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(&permits).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+            () = &mut shutdown => break,
+        };
+        let (tcp, remote) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(err) => {
+                    // EMFILE and friends: back off instead of spinning.
+                    tracing::warn!(error = %err, "accepting a connection");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        // Without TCP_NODELAY a stream's small terminal event waits for the client's
+        // delayed ACK (Nagle), adding ~40 ms to every command on a reused connection.
+        if let Err(err) = tcp.set_nodelay(true) {
+            tracing::debug!("could not set TCP_NODELAY: {err}");
+        }
+        let service = TowerToHyperService::new(app.clone());
+        // No upgrades: the proxy strips `Upgrade` (no WebSocket relay yet).
+        let conn = builder.serve_connection(TokioIo::new(tcp), service);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(err) = conn.await {
+                tracing::debug!(remote = %remote, error = %err, "connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
+}

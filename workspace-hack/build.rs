@@ -1,0 +1,2 @@
+// Empty: it only makes cargo resolve the build-dependencies (see Cargo.toml).
+fn main() {}
