@@ -9,6 +9,9 @@ BIN="${1:?usage: with-server.sh SERVER_BIN CMD...}"; shift
 DATA="$(mktemp -d)"
 KEY="bench-$RANDOM$RANDOM"
 OUT="$DATA/server.out"
+# The files exist before the server starts: the background job opens its redirections
+# only once it runs, and the address loop below must never read a missing file.
+: >"$OUT"; : >"$DATA/server.log"
 "$BIN" --listen 127.0.0.1:0 --api-key "$KEY" --data-dir "$DATA" >"$OUT" 2>"$DATA/server.log" &
 PID=$!
 cleanup() {
@@ -20,6 +23,8 @@ cleanup() {
     rm -rf "$DATA"
 }
 ADDR=""
+# Set before the wait, so that a server that never announces itself is stopped too.
+trap cleanup EXIT
 for _ in $(seq 1 100); do
     ADDR=$(sed -n 's/^opensandbox-server listening on //p' "$OUT" | head -n1)
     [ -n "$ADDR" ] && break
@@ -27,5 +32,4 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 [ -n "$ADDR" ] || { echo "server did not start"; cat "$DATA/server.log"; exit 1; }
-trap cleanup EXIT
 OPEN_SANDBOX_DOMAIN="$ADDR" OPEN_SANDBOX_API_KEY="$KEY" "$@"
