@@ -49,8 +49,12 @@ pub const ROUTES: &[(&str, &str)] = &[
 ];
 
 /// How long an interrupted run may take to reach its marker before the whole
-/// session is killed.
+/// session is killed, and how often SIGINT is sent in that time: a SIGINT that lands
+/// before the shell has forked the command is lost (the shell ignores it), so a
+/// single one would take a slow machine's session down for a command that would
+/// have stopped.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
+const INTERRUPT_TRIES: u32 = 4;
 
 /// Once the shell has exited, a silent output pipe is considered drained after this.
 const DRAIN_IDLE: Duration = Duration::from_millis(100);
@@ -253,6 +257,7 @@ impl Session {
         let mut buf = vec![0u8; 64 * 1024];
         let mut deadline = timeout.and_then(|limit| tokio::time::Instant::now().checked_add(limit));
         let mut timed_out = false;
+        let mut interrupts = 0u32;
         let mut exit = self.exit.clone();
         let mut shell_gone = exit.borrow().is_some();
         loop {
@@ -289,16 +294,17 @@ impl Session {
                         continue;
                     }
                     _ = tokio::time::sleep_until(sleep_until), if deadline.is_some() => {
-                        if timed_out {
-                            // The command ignored SIGINT: take the session down.
+                        timed_out = true;
+                        if interrupts < INTERRUPT_TRIES {
+                            interrupts += 1;
+                            self.interrupt();
+                            deadline = Some(tokio::time::Instant::now() + INTERRUPT_GRACE / INTERRUPT_TRIES);
+                        } else {
+                            // The command ignored every SIGINT: take the session down.
                             if let Some(pgid) = self.pgid {
                                 signal_group(pgid, Signal::SIGKILL);
                             }
                             deadline = None;
-                        } else {
-                            timed_out = true;
-                            self.interrupt();
-                            deadline = Some(tokio::time::Instant::now() + INTERRUPT_GRACE);
                         }
                         continue;
                     }

@@ -206,3 +206,29 @@ async fn bad_session_requests() {
         .expect("send");
     Agent::expect_error(response, 400).await;
 }
+
+/// A command that ignores SIGINT still ends at its timeout: SIGINT is sent a few times
+/// within the grace (one may land before the shell forks the command), then the
+/// session is taken down rather than the run hanging.
+#[tokio::test]
+async fn timeout_of_a_command_ignoring_sigint_ends_the_run() {
+    let agent = start().await;
+    let id = create_session(&agent, None).await;
+    let run = format!("/session/{id}/run");
+    let started = std::time::Instant::now();
+    let (_, frames) = agent
+        .stream(
+            &run,
+            json!({"command": "trap '' INT; sleep 30", "timeout": 300}),
+        )
+        .await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "the run outlived its timeout by {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        frames.last().expect("terminal")["error"]["evalue"],
+        json!("-1")
+    );
+}
