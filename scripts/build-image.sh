@@ -4,7 +4,8 @@
 # trimmed, and turned into an OCI image layout with umoci.
 #
 #   scripts/build-image.sh            -> .work/images/debian-python (tag: latest)
-#   INCLUDE_NODE=1 scripts/build-image.sh   also installs nodejs (about +60 MB)
+#   INCLUDE_NODE=0 scripts/build-image.sh   without nodejs (JavaScript code contexts
+#                                           need it; about -20 MB compressed)
 #
 # Use it in a create request as  {"image": {"uri": "oci:/abs/path/.work/images/debian-python:latest"}}.
 # Cached: does nothing when the layout already holds the tag (delete the directory to
@@ -22,16 +23,25 @@ SUITE="${SUITE:-bookworm}"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 LAYOUT="$IMAGES/$NAME"
 IMAGE_CACHE="${IMAGE_CACHE:-/var/cache/opensandbox/images}"
-CACHED="$IMAGE_CACHE/$SUITE-$NAME${INCLUDE_NODE:+-node$INCLUDE_NODE}"
+INCLUDE_NODE="${INCLUDE_NODE:-1}"
+include="python3-minimal,libpython3.11-stdlib"
+[ "$INCLUDE_NODE" = 1 ] && include="$include,nodejs"
+# What the image is made of: a layout built from another recipe is rebuilt (an image
+# made before nodejs was added lacks what the conformance cases need).
+RECIPE="$SUITE $include"
+CACHED="$IMAGE_CACHE/$SUITE-$NAME-node$INCLUDE_NODE"
 
-has_tag() { [ -f "$1/index.json" ] && grep -q "\"org.opencontainers.image.ref.name\":\"$TAG\"" "$1/index.json"; }
+has_tag() {
+    [ -f "$1/index.json" ] && grep -q "\"org.opencontainers.image.ref.name\":\"$TAG\"" "$1/index.json" \
+        && [ "$(cat "$1/opensandbox-recipe" 2>/dev/null)" = "$RECIPE" ]
+}
 if has_tag "$LAYOUT"; then
     echo "build-image: $LAYOUT:$TAG exists (cached)"
     exit 0
 fi
 if has_tag "$CACHED"; then
     mkdir -p "$IMAGES"; rm -rf "$LAYOUT.tmp"
-    cp -a "$CACHED" "$LAYOUT.tmp" && mv "$LAYOUT.tmp" "$LAYOUT"
+    cp -a "$CACHED" "$LAYOUT.tmp" && rm -rf "$LAYOUT" && mv "$LAYOUT.tmp" "$LAYOUT"
     echo "build-image: $LAYOUT:$TAG copied from the machine's cache $CACHED"
     exit 0
 fi
@@ -46,8 +56,6 @@ WORK="$(mktemp -d "$IMAGES/.build-XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 ROOTFS="$WORK/rootfs"
 
-include="python3-minimal,libpython3.11-stdlib"
-[ "${INCLUDE_NODE:-0}" = 1 ] && include="$include,nodejs"
 echo "build-image: debootstrap $SUITE ($include) from $MIRROR"
 debootstrap --variant=minbase --include="$include" "$SUITE" "$ROOTFS" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 || {
     tail -20 "$WORK/debootstrap.log" >&2
@@ -74,6 +82,7 @@ umoci config --image "$WORK/layout:$TAG" \
     --config.cmd /bin/sh \
     --os linux --architecture "$(dpkg --print-architecture)"
 umoci gc --layout "$WORK/layout"
+echo "$RECIPE" >"$WORK/layout/opensandbox-recipe"
 
 rm -rf "$LAYOUT"
 mv "$WORK/layout" "$LAYOUT"

@@ -22,8 +22,29 @@ if ! PYTHONPATH="$ROOT/bindings/python/python" "$PY" -c "import opensandbox._nat
     make -C "$ROOT" -s build-python
 fi
 
+# As root the sandboxes run the image under runc: the local Debian image (built once by
+# scripts/build-image.sh, cached per machine) pushed to a loopback registry as
+# `python:3.11`, so the quickstart's image name resolves without Docker Hub. Without root
+# (or with DEMO_RUNTIME=bwrap) bubblewrap runs them over the host's own directories.
+RUNTIME="${DEMO_RUNTIME:-}"
+MIRROR=()
+REG_DIR="$ROOT/.work/demo-registry"
+if [ -z "$RUNTIME" ] && [ "$(id -u)" -eq 0 ]; then
+    say "Preparing the image (runc, a local Debian image with Python, a loopback registry)"
+    "$ROOT/scripts/setup.sh" --runc
+    "$ROOT/scripts/build-image.sh"
+    rm -rf "$REG_DIR"
+    if ADDR="$(REGISTRY_IMAGES=library/python:3.11 "$ROOT/scripts/local-registry.sh" start "$REG_DIR" "$BIN")"; then
+        RUNTIME=runc
+        MIRROR=(--registry-mirror "$ADDR")
+    else
+        echo "The loopback registry did not start: running the sandboxes under bubblewrap."
+    fi
+fi
+RUNTIME="${RUNTIME:-bwrap}"
+
 start_server() {
-    "$BIN" --listen "127.0.0.1:$PORT" --api-key "$KEY" --data-dir "$DATA" "$@" >"$LOG" 2>&1 &
+    "$BIN" --listen "127.0.0.1:$PORT" --api-key "$KEY" --data-dir "$DATA" --runtime "$RUNTIME" "${MIRROR[@]}" "$@" >"$LOG" 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 1 100); do
         curl -fsS "$BASE/health" >/dev/null 2>&1 && return 0
@@ -32,10 +53,13 @@ start_server() {
     done
     return 1
 }
-stop_server() { [ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null || true; }
+stop_server() {
+    { [ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null; } || true
+    "$ROOT/scripts/local-registry.sh" stop "$REG_DIR" || true
+}
 trap stop_server EXIT
 
-say "Starting opensandbox-server on $BASE (store: $DATA/opensandbox.db)"
+say "Starting opensandbox-server on $BASE (runtime $RUNTIME, store: $DATA/opensandbox.db)"
 if ! start_server; then
     echo "The server refused to start with namespace isolation:"; tail -n 5 "$LOG"
     echo "Retrying with --isolation none (NO ISOLATION: demo only)."

@@ -10,8 +10,11 @@ mkdir -p "$WORK"
 # `setup.sh` installs what `make demo` needs; `setup.sh --all` also what every part of
 # `make test` needs (the language toolchains' Debian packages), in one apt transaction:
 # the per-language setup targets in mk/*.mk then find everything in place.
+# `setup.sh --runc` adds what the demo needs to run its image under runc (as root).
 ALL=0
+RUNC=0
 [ "${1:-}" = "--all" ] && ALL=1
+[ "${1:-}" = "--runc" ] && RUNC=1
 
 has_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
@@ -27,9 +30,14 @@ if [ "$ALL" = 1 ]; then
     command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
     command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
     # The runc backend's tests: the runtime, the image build (debootstrap, umoci), the
-    # docker-archive and registry tests (skopeo, docker-registry).
+    # docker-archive and registry tests (skopeo, docker-registry, htpasswd from apache2-utils).
     for p in mono-mcs mono-runtime nunit-console libnunit-cil-dev nuget \
-             runc debootstrap umoci skopeo docker-registry; do
+             runc debootstrap umoci skopeo docker-registry apache2-utils; do
+        has_pkg "$p" || need_apt+=("$p")
+    done
+fi
+if [ "$RUNC" = 1 ]; then
+    for p in runc debootstrap umoci docker-registry; do
         has_pkg "$p" || need_apt+=("$p")
     done
 fi

@@ -12,7 +12,9 @@ OUT="$DATA/server.out"
 # The files exist before the server starts: the background job opens its redirections
 # only once it runs, and the address loop below must never read a missing file.
 : >"$OUT"; : >"$DATA/server.log"
-"$BIN" --listen 127.0.0.1:0 --api-key "$KEY" --data-dir "$DATA" >"$OUT" 2>"$DATA/server.log" &
+# `--runtime bwrap`: the SDK tests run on bubblewrap (the host's directories) as before;
+# `--runtime auto` would pick runc, whose images need a registry (scripts/local-registry.sh).
+"$BIN" --listen 127.0.0.1:0 --api-key "$KEY" --data-dir "$DATA" --runtime "${WITH_SERVER_RUNTIME:-bwrap}" >"$OUT" 2>"$DATA/server.log" &
 PID=$!
 cleanup() {
     local ids

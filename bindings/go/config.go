@@ -1,18 +1,10 @@
 package opensandbox
 
-/*
-#include <stdlib.h>
-#include "opensandbox.h"
-*/
-import "C"
-
 import (
-	"encoding/json"
 	"net/http"
 	"os"
 	"strings"
 	"time"
-	"unsafe"
 )
 
 // ConnectionConfig holds the configuration for connecting to an OpenSandbox server.
@@ -146,14 +138,15 @@ func (c *ConnectionConfig) RewriteEndpointURL(endpointURL string) string {
 	return endpointURL
 }
 
-// nativeOptions is the JSON of osb_config_new (bindings/ffi/API.md §4).
-func (c *ConnectionConfig) nativeOptions() map[string]any {
+// sessionConnection is c as the op layer's `connection` overrides
+// (bindings/common/README.md §2; keys as `config.new`).
+func (c *ConnectionConfig) sessionConnection() map[string]any {
 	o := map[string]any{
-		"domain":             c.GetDomain(),
-		"protocol":           c.GetProtocol(),
-		"request_timeout_ms": c.GetRequestTimeout().Milliseconds(),
-		"use_server_proxy":   c.UseServerProxy,
-		"user_agent":         "OpenSandbox-Go-SDK/" + Version,
+		"domain":            c.GetDomain(),
+		"protocol":          c.GetProtocol(),
+		"request_timeout_s": c.GetRequestTimeout().Seconds(),
+		"use_server_proxy":  c.UseServerProxy,
+		"user_agent":        "OpenSandbox-Go-SDK/" + Version,
 	}
 	headers := map[string]string{}
 	for k, v := range c.Headers {
@@ -175,6 +168,7 @@ func (c *ConnectionConfig) nativeOptions() map[string]any {
 		o["headers"] = headers
 	}
 	if c.Retry == nil {
+		// The official SDK retries nothing unless asked: null = no retries.
 		o["retry"] = nil
 	} else {
 		r := c.Retry
@@ -194,20 +188,4 @@ func (c *ConnectionConfig) nativeOptions() map[string]any {
 		o["retry"] = retry
 	}
 	return o
-}
-
-// native builds the native configuration handle; free it with C.osb_config_free.
-func (c *ConnectionConfig) native() (*C.OsbConfig, error) {
-	b, err := json.Marshal(c.nativeOptions())
-	if err != nil {
-		return nil, &InvalidArgumentError{Field: "ConnectionConfig", Message: err.Error()}
-	}
-	cs := C.CString(string(b))
-	defer C.free(unsafe.Pointer(cs))
-	var e *C.OsbError
-	h := C.osb_config_new(cs, &e)
-	if h == nil {
-		return nil, takeError(nil, e)
-	}
-	return h, nil
 }

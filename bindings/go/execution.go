@@ -1,15 +1,9 @@
 package opensandbox
 
-/*
-#include <stdlib.h>
-#include "opensandbox.h"
-*/
-import "C"
-
 import (
 	"context"
+	"encoding/json"
 	"strings"
-	"unsafe"
 )
 
 // OutputMessage is one stdout or stderr line.
@@ -86,61 +80,6 @@ type ExecutionHandlers struct {
 	// SkipAccumulation keeps stdout/stderr out of the Execution (still delivered
 	// to the handlers).
 	SkipAccumulation bool
-}
-
-// eventStream is an open native execution/metrics stream read with blocking nexts.
-type eventStream struct {
-	h       *C.OsbStream
-	tok     *C.OsbCancel
-	release func()
-}
-
-func (s *Sandbox) openStream(ctx context.Context, op string, args any) (*eventStream, error) {
-	cargs, err := marshalArgs(args)
-	if err != nil {
-		return nil, err
-	}
-	if cargs != nil {
-		defer C.free(unsafe.Pointer(cargs))
-	}
-	cop := C.CString(op)
-	defer C.free(unsafe.Pointer(cop))
-	var p unsafe.Pointer
-	err = s.with(func(h *C.OsbSandbox) error {
-		var e error
-		p, e = asyncCall(ctx, func(tok *C.OsbCancel, cb C.OsbCallback, ud C.uintptr_t) {
-			C.osb_sandbox_open_stream(h, cop, cargs, tok, cb, ud)
-		})
-		return e
-	})
-	if err != nil {
-		return nil, err
-	}
-	tok, release := withCancel(ctx)
-	return &eventStream{h: (*C.OsbStream)(p), tok: tok, release: release}, nil
-}
-
-// next returns the next event (nil at the end). The event must be freed.
-func (st *eventStream) next(ctx context.Context) (*C.OsbEvent, error) {
-	var e *C.OsbError
-	ev := C.osb_stream_next_blocking(st.h, st.tok, &e)
-	if ev == nil && e != nil {
-		return nil, takeError(ctx, e)
-	}
-	return ev, nil
-}
-
-func (st *eventStream) close() {
-	C.osb_stream_free(st.h)
-	st.release()
-}
-
-func eventJSON(ev *C.OsbEvent, out any) error {
-	p := C.osb_event_json(ev)
-	if p == nil {
-		return &Error{Kind: "internal", Message: "cannot read an event"}
-	}
-	return takeJSON(unsafe.Pointer(p), out)
 }
 
 func (r RunCommandRequest) args() map[string]any {
@@ -323,30 +262,54 @@ func (s *Sandbox) InterruptCode(ctx context.Context, executionID string) error {
 // done or handler returns an error (official: ExecdClient.WatchMetrics, with typed
 // samples instead of raw events). A cancelled ctx ends it with ctx.Err().
 func (s *Sandbox) WatchMetrics(ctx context.Context, handler func(Metrics) error) error {
-	st, err := s.openStream(ctx, "metrics.watch", nil)
-	if err != nil {
+	var started struct {
+		Handle uint64 `json:"handle"`
+	}
+	if err := s.op(ctx, "metrics.start", nil, &started); err != nil {
 		return err
 	}
-	defer st.close()
+	// Releasing the stream's handle closes the watch connection.
+	defer opRelease(started.Handle)
+	next := map[string]any{"handle": started.Handle}
 	for {
-		ev, err := st.next(ctx)
-		if err != nil {
+		var batch struct {
+			Events []json.RawMessage `json:"events"`
+			Done   bool              `json:"done"`
+		}
+		if err := opCall(ctx, "execution.next_batch", next, &batch); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return err
 		}
-		if ev == nil {
+		for _, raw := range batch.Events {
+			var head struct {
+				Type  string     `json:"type"`
+				OK    bool       `json:"ok"`
+				Error *wireError `json:"error"`
+			}
+			if err := json.Unmarshal(raw, &head); err != nil {
+				return &Error{Kind: "internal", Message: "cannot decode a metrics item: " + err.Error()}
+			}
+			if head.Type == "end" {
+				if !head.OK && head.Error != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					return head.Error.toError(ctx)
+				}
+				return nil
+			}
+			var m Metrics
+			if err := (&wireOut{&m}).UnmarshalJSON(raw); err != nil {
+				return &Error{Kind: "internal", Message: "cannot decode a metrics sample: " + err.Error()}
+			}
+			if err := handler(m); err != nil {
+				return err
+			}
+		}
+		if batch.Done {
 			return nil
-		}
-		var m Metrics
-		err = eventJSON(ev, &m)
-		C.osb_event_free(ev)
-		if err != nil {
-			return err
-		}
-		if err := handler(m); err != nil {
-			return err
 		}
 	}
 }

@@ -6,10 +6,6 @@ package opensandbox
 #cgo opensandbox_release LDFLAGS: ${SRCDIR}/../../target/release/libopensandbox_ffi.a -ldl -lm -lpthread
 #include <stdlib.h>
 #include "opensandbox.h"
-
-// Defined in callback.go (exported from Go).
-extern void goOsbDone(uintptr_t user_data, void *result, OsbError *error);
-static OsbCallback osb_go_callback(void) { return (OsbCallback)goOsbDone; }
 */
 import "C"
 
@@ -17,7 +13,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"runtime/cgo"
 	"unsafe"
 )
 
@@ -27,44 +22,6 @@ var nativeStamp string
 
 // NativeVersion returns the version of the linked native library.
 func NativeVersion() string { return C.GoString(C.osb_version()) }
-
-// outcome is what the completion callback delivered.
-type outcome struct {
-	result unsafe.Pointer
-	err    *C.OsbError
-}
-
-// asyncCall starts one async export and waits for its callback. When ctx can be
-// cancelled, a native cancellation token is passed and cancelled with ctx, so the
-// cancellation reaches the core future (the callback then reports `cancelled`).
-func asyncCall(ctx context.Context, start func(tok *C.OsbCancel, cb C.OsbCallback, ud C.uintptr_t)) (unsafe.Pointer, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	ch := make(chan outcome, 1)
-	h := cgo.NewHandle(ch)
-	defer h.Delete()
-	var tok *C.OsbCancel
-	if ctx.Done() != nil {
-		tok = C.osb_cancel_new()
-		defer C.osb_cancel_free(tok)
-	}
-	start(tok, C.osb_go_callback(), C.uintptr_t(h))
-	var o outcome
-	select {
-	case o = <-ch:
-	case <-ctx.Done():
-		C.osb_cancel_cancel(tok)
-		o = <-ch // the callback always fires exactly once
-	}
-	if o.err != nil {
-		return nil, takeError(ctx, o.err)
-	}
-	return o.result, nil
-}
-
-// cString copies s to C memory; free with C.free.
-func cString(s string) *C.char { return C.CString(s) }
 
 // takeJSON copies an owned JSON string from the library and frees it.
 func takeJSON(p unsafe.Pointer, out any) error {

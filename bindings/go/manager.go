@@ -1,23 +1,16 @@
 package opensandbox
 
-/*
-#include <stdlib.h>
-#include "opensandbox.h"
-*/
-import "C"
-
 import (
 	"context"
 	"runtime"
 	"sync"
 	"time"
-	"unsafe"
 )
 
 // SandboxManager runs lifecycle operations on sandboxes by id. Close frees it.
 type SandboxManager struct {
 	mu      sync.RWMutex
-	handle  *C.OsbManager
+	handle  uint64 // the op-layer session's manager handle; 0 once closed
 	initErr error
 }
 
@@ -25,17 +18,15 @@ type SandboxManager struct {
 // reported by each call.
 func NewSandboxManager(config ConnectionConfig) *SandboxManager {
 	m := &SandboxManager{}
-	cfg, err := config.native()
-	if err != nil {
+	var opened struct {
+		Handle uint64 `json:"handle"`
+	}
+	args := map[string]any{"connection": config.sessionConnection()}
+	if err := opCall(context.Background(), "manager.new", args, &opened); err != nil {
 		m.initErr = err
 		return m
 	}
-	defer C.osb_config_free(cfg)
-	var e *C.OsbError
-	m.handle = C.osb_manager_new(cfg, &e)
-	if m.handle == nil {
-		m.initErr = takeError(nil, e)
-	}
+	m.handle = opened.Handle
 	runtime.SetFinalizer(m, func(m *SandboxManager) { _ = m.Close() })
 	return m
 }
@@ -44,43 +35,26 @@ func NewSandboxManager(config ConnectionConfig) *SandboxManager {
 func (m *SandboxManager) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.handle != nil {
-		C.osb_manager_free(m.handle)
-		m.handle = nil
-	}
+	opRelease(m.handle)
+	m.handle = 0
 	return nil
 }
 
-func (m *SandboxManager) call(ctx context.Context, op string, args any, out any) error {
+// call runs manager op `op` (manager.*) on this manager and decodes its result.
+func (m *SandboxManager) call(ctx context.Context, op string, args map[string]any, out any) error {
 	if m.initErr != nil {
 		return m.initErr
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	cargs, err := marshalArgs(args)
-	if err != nil {
-		return err
-	}
-	if cargs != nil {
-		defer C.free(unsafe.Pointer(cargs))
-	}
-	cop := C.CString(op)
-	defer C.free(unsafe.Pointer(cop))
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.handle == nil {
+	if m.handle == 0 {
 		return &Error{Kind: "invalid_argument", Message: "the manager was closed"}
 	}
-	tok, release := withCancel(ctx)
-	defer release()
-	var e *C.OsbError
-	res := C.osb_manager_call_blocking(m.handle, cop, cargs, tok, &e)
-	runtime.KeepAlive(m)
-	if res == nil {
-		return takeError(ctx, e)
+	if args == nil {
+		args = map[string]any{}
 	}
-	return takeJSON(unsafe.Pointer(res), out)
+	args["manager"] = m.handle
+	return opWire(ctx, "manager."+op, args, out)
 }
 
 // ListSandboxInfos lists sandboxes (one page).
@@ -141,7 +115,7 @@ func (m *SandboxManager) ResumeSandbox(ctx context.Context, sandboxID string) er
 // RenewSandbox sets a sandbox's expiry to now + duration.
 func (m *SandboxManager) RenewSandbox(ctx context.Context, sandboxID string, duration time.Duration) (*RenewExpirationResponse, error) {
 	var out RenewExpirationResponse
-	if err := m.call(ctx, "renew_sandbox", map[string]any{"sandbox_id": sandboxID, "timeout_s": duration.Seconds()}, &out); err != nil {
+	if err := m.call(ctx, "renew_sandbox", map[string]any{"sandbox_id": sandboxID, "seconds": duration.Seconds()}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Every op and argument key this package sends to the op layer must exist in its
@@ -113,12 +114,21 @@ func (nil2) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
 func TestOpArgumentsAreInTheManifest(t *testing.T) {
 	ops := loadManifest(t)
 	var uid, gid int32 = 1, 2
+	timeout := 60
 	cfg := ConnectionConfig{Domain: "h:1", APIKey: "k", Headers: map[string]string{"X": "1"}, UseServerProxy: true}
 	calls := []struct {
 		op   string
 		args map[string]any
 	}{
-		{"sandbox.connect", map[string]any{"sandbox_id": "x", "connection": cfg.sessionConnection(), "skip_health_check": true}},
+		{"sandbox.create", createArgs(cfg, SandboxCreateOptions{Image: "i", ImageAuth: &ImageAuth{Username: "u", Password: "p"}, Entrypoint: []string{"e"},
+			ResourceLimits: ResourceLimits{"cpu": "1"}, TimeoutSeconds: &timeout, Env: map[string]string{"A": "b"}, SecureAccess: true,
+			Metadata: map[string]string{"m": "1"}, NetworkPolicy: &NetworkPolicy{DefaultAction: "deny", Egress: []NetworkRule{{Action: "allow", Target: "x"}}},
+			CredentialProxy: &CredentialProxyConfig{Enabled: true}, Extensions: map[string]string{"x": "1"}, Platform: &PlatformSpec{OS: "linux", Arch: "amd64"},
+			Volumes:      []Volume{{Name: "v", MountPath: "/v", ReadOnly: true, SubPath: "s", PVC: &PVC{ClaimName: "c"}}},
+			ReadyTimeout: time.Second, HealthCheckInterval: time.Second}, false)},
+		{"sandbox.connect", mustConnectArgs(t, cfg, "connect_timeout_s")},
+		{"sandbox.resume", mustConnectArgs(t, cfg, "resume_timeout_s")},
+		{"sandbox.wait_until_ready", map[string]any{"sandbox": 1, "timeout_s": 1.0, "polling_interval_s": 0.1}},
 		{"commands.start", withRun(RunCommandRequest{Command: "c", Background: true, Cwd: "/", Timeout: 5, UID: &uid, GID: &gid, Envs: map[string]string{"A": "b"}}.args())},
 		{"commands.start_in_session", withRun(sessionRunArgs("s", RunInSessionRequest{Command: "c", Cwd: "/", Timeout: 5}))},
 		{"code.start", withRun(codeRunArgs(RunCodeRequest{Code: "1", Context: &CodeContext{ID: "i", Language: "python"}}))},
@@ -141,4 +151,39 @@ func withRun(a map[string]any) map[string]any {
 	a["handlers"] = true
 	a["skip_accumulation"] = true
 	return a
+}
+
+func mustConnectArgs(t *testing.T, cfg ConnectionConfig, key string) map[string]any {
+	a, _, err := connectArgs(cfg, "x", key, []ReadyOptions{{Timeout: time.Second, PollingInterval: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// Public types travel in the op layer's dialect: nested keys of create arguments are
+// snake_case too (the layer rejects unknown keys), and results are read back.
+func TestWireDialect(t *testing.T) {
+	v := wireArg([]Volume{{Name: "v", MountPath: "/v", OSSFS: &OSSFS{Bucket: "b", AccessKeyID: "k"}}}).([]any)[0].(map[string]any)
+	if v["mount_path"] != "/v" || v["ossfs"].(map[string]any)["access_key_id"] != "k" {
+		t.Fatalf("volume: %v", v)
+	}
+	var info ListSandboxesResponse
+	raw := `{"sandbox_infos":[{"id":"a","status":{"state":"Running","last_transition_at":"2026-01-02T03:04:05Z"},
+		"metadata":{"snake_key":"1"},"created_at":"2026-01-02T03:04:05Z","entrypoint":["x"]}],
+		"pagination":{"page":1,"page_size":10,"total_items":1,"total_pages":1,"has_next_page":false}}`
+	if err := (&wireOut{&info}).UnmarshalJSON([]byte(raw)); err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Items) != 1 || info.Items[0].Metadata["snake_key"] != "1" || info.Items[0].Status.LastTransitionAt == nil ||
+		info.Pagination.PageSize != 10 || info.Items[0].CreatedAt.Year() != 2026 {
+		t.Fatalf("decoded: %+v", info)
+	}
+	var m Metrics
+	if err := (&wireOut{&m}).UnmarshalJSON([]byte(`{"type":"metrics","cpu_count":2,"cpu_used_percentage":1.5,"memory_total_in_mib":512,"memory_used_in_mib":3,"timestamp":9}`)); err != nil {
+		t.Fatal(err)
+	}
+	if m.CPUCount != 2 || m.CPUUsedPct != 1.5 || m.MemTotalMB != 512 || m.Timestamp != 9 {
+		t.Fatalf("metrics: %+v", m)
+	}
 }

@@ -1,18 +1,11 @@
 package opensandbox
 
-/*
-#include <stdlib.h>
-#include "opensandbox.h"
-*/
-import "C"
-
 import (
 	"context"
 	"errors"
 	"runtime"
 	"sync"
 	"time"
-	"unsafe"
 )
 
 // SandboxCreateOptions configures sandbox creation.
@@ -70,17 +63,13 @@ type Sandbox struct {
 	id     string
 	config ConnectionConfig
 
-	mu     sync.RWMutex
-	handle *C.OsbSandbox
-
-	// The op-layer session's handle of this sandbox (session.go), 0 until first use.
+	// The op-layer session's handle of this sandbox (session.go); 0 once closed.
 	opMu sync.Mutex
 	opH  uint64
 }
 
-func newSandbox(p unsafe.Pointer, config ConnectionConfig) *Sandbox {
-	h := (*C.OsbSandbox)(p)
-	sb := &Sandbox{id: C.GoString(C.osb_sandbox_id(h)), config: config, handle: h}
+func newSandbox(id string, handle uint64, config ConnectionConfig) *Sandbox {
+	sb := &Sandbox{id: id, config: config, opH: handle}
 	runtime.SetFinalizer(sb, func(s *Sandbox) { _ = s.Close() })
 	return sb
 }
@@ -92,69 +81,20 @@ func (s *Sandbox) ID() string { return s.id }
 // Calls after Close fail.
 func (s *Sandbox) Close() error {
 	s.releaseOpHandle()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.handle != nil {
-		C.osb_sandbox_free(s.handle)
-		s.handle = nil
-	}
 	return nil
 }
 
 var errClosed = &Error{Kind: "invalid_argument", Message: "the sandbox handle was closed"}
 
-// with runs f with the native handle held (read-locked, so Close waits for it).
-func (s *Sandbox) with(f func(h *C.OsbSandbox) error) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.handle == nil {
-		return errClosed
-	}
-	err := f(s.handle)
-	runtime.KeepAlive(s)
-	return err
-}
+func secondsOf(d time.Duration) float64 { return d.Seconds() }
 
-// call runs a JSON sandbox op (bindings/ffi/API.md §6.3) and decodes its result. It
-// blocks this goroutine's thread in the library (one thread hop less than the async
-// form); ctx cancels the native call.
-func (s *Sandbox) call(ctx context.Context, op string, args any, out any) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	cargs, err := marshalArgs(args)
-	if err != nil {
-		return err
-	}
-	if cargs != nil {
-		defer C.free(unsafe.Pointer(cargs))
-	}
-	cop := C.CString(op)
-	defer C.free(unsafe.Pointer(cop))
-	var res *C.char
-	err = s.with(func(h *C.OsbSandbox) error {
-		tok, release := withCancel(ctx)
-		defer release()
-		var e *C.OsbError
-		res = C.osb_sandbox_call_blocking(h, cop, cargs, tok, &e)
-		if res == nil {
-			return takeError(ctx, e)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return takeJSON(unsafe.Pointer(res), out)
-}
-
-func createArgs(opts SandboxCreateOptions, skipHealth bool) map[string]any {
-	a := map[string]any{"skip_health_check": skipHealth}
+func createArgs(config ConnectionConfig, opts SandboxCreateOptions, skipHealth bool) map[string]any {
+	a := map[string]any{"connection": config.sessionConnection(), "skip_health_check": skipHealth}
 	if opts.Image != "" {
 		a["image"] = opts.Image
 	}
 	if opts.ImageAuth != nil {
-		a["image_auth"] = opts.ImageAuth
+		a["image_auth"] = wireArg(opts.ImageAuth)
 	}
 	if opts.SnapshotID != "" {
 		a["snapshot_id"] = opts.SnapshotID
@@ -178,52 +118,42 @@ func createArgs(opts SandboxCreateOptions, skipHealth bool) map[string]any {
 		a["metadata"] = opts.Metadata
 	}
 	if opts.NetworkPolicy != nil {
-		a["network_policy"] = opts.NetworkPolicy
+		a["network_policy"] = wireArg(opts.NetworkPolicy)
 	}
 	if opts.CredentialProxy != nil {
-		a["credential_proxy"] = opts.CredentialProxy
+		a["credential_proxy"] = wireArg(opts.CredentialProxy)
 	}
 	if len(opts.Volumes) > 0 {
-		a["volumes"] = opts.Volumes
+		a["volumes"] = wireArg(opts.Volumes)
 	}
 	if opts.Extensions != nil {
 		a["extensions"] = opts.Extensions
 	}
 	if opts.Platform != nil {
-		a["platform"] = opts.Platform
+		a["platform"] = wireArg(opts.Platform)
 	}
 	if opts.SecureAccess {
 		a["secure_access"] = true
 	}
 	if opts.ReadyTimeout > 0 {
-		a["ready_timeout_ms"] = opts.ReadyTimeout.Milliseconds()
+		a["ready_timeout_s"] = secondsOf(opts.ReadyTimeout)
 	}
 	if opts.HealthCheckInterval > 0 {
-		a["health_check_polling_interval_ms"] = opts.HealthCheckInterval.Milliseconds()
+		a["health_check_polling_interval_s"] = secondsOf(opts.HealthCheckInterval)
 	}
 	return a
 }
 
-type nativeOpen func(cfg *C.OsbConfig, args *C.char, tok *C.OsbCancel, cb C.OsbCallback, ud C.uintptr_t)
-
-func openSandbox(ctx context.Context, config ConnectionConfig, args map[string]any, open nativeOpen) (*Sandbox, error) {
-	cfg, err := config.native()
-	if err != nil {
+// openSandbox runs sandbox.create / connect / resume and wraps the handle it returns.
+func openSandbox(ctx context.Context, config ConnectionConfig, op string, args map[string]any) (*Sandbox, error) {
+	var opened struct {
+		ID     string `json:"id"`
+		Handle uint64 `json:"handle"`
+	}
+	if err := opCall(ctx, op, args, &opened); err != nil {
 		return nil, err
 	}
-	defer C.osb_config_free(cfg)
-	cargs, err := marshalArgs(args)
-	if err != nil {
-		return nil, err
-	}
-	defer C.free(unsafe.Pointer(cargs))
-	p, err := asyncCall(ctx, func(tok *C.OsbCancel, cb C.OsbCallback, ud C.uintptr_t) {
-		open(cfg, cargs, tok, cb, ud)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return newSandbox(p, config), nil
+	return newSandbox(opened.ID, opened.Handle, config), nil
 }
 
 func fixReadyTimeout(err error, id string, timeout time.Duration) error {
@@ -245,10 +175,7 @@ func CreateSandbox(ctx context.Context, config ConnectionConfig, opts SandboxCre
 		return nil, &InvalidArgumentError{Field: "Image/SnapshotID", Message: "exactly one of image or snapshotID is required"}
 	}
 	custom := opts.HealthCheck != nil && !opts.SkipHealthCheck
-	sb, err := openSandbox(ctx, config, createArgs(opts, opts.SkipHealthCheck || custom),
-		func(cfg *C.OsbConfig, args *C.char, tok *C.OsbCancel, cb C.OsbCallback, ud C.uintptr_t) {
-			C.osb_sandbox_create(cfg, args, tok, cb, ud)
-		})
+	sb, err := openSandbox(ctx, config, "sandbox.create", createArgs(config, opts, opts.SkipHealthCheck || custom))
 	if err != nil {
 		return nil, fixReadyTimeout(err, "", opts.ReadyTimeout)
 	}
@@ -263,14 +190,16 @@ func CreateSandbox(ctx context.Context, config ConnectionConfig, opts SandboxCre
 	return sb, nil
 }
 
-func connectArgs(id string, opts []ReadyOptions) (map[string]any, *ReadyOptions, error) {
+// connectArgs are the args of sandbox.connect (timeoutKey connect_timeout_s) or
+// sandbox.resume (resume_timeout_s).
+func connectArgs(config ConnectionConfig, id, timeoutKey string, opts []ReadyOptions) (map[string]any, *ReadyOptions, error) {
 	if id == "" {
 		return nil, nil, &InvalidArgumentError{Field: "sandboxID", Message: "sandbox ID is required"}
 	}
 	if len(opts) > 1 {
 		return nil, nil, &InvalidArgumentError{Field: "opts", Message: "at most one ReadyOptions is supported"}
 	}
-	a := map[string]any{"sandbox_id": id, "skip_health_check": true}
+	a := map[string]any{"connection": config.sessionConnection(), "sandbox_id": id, "skip_health_check": true}
 	if len(opts) == 1 {
 		o := opts[0]
 		if o.HealthCheck != nil {
@@ -278,21 +207,21 @@ func connectArgs(id string, opts []ReadyOptions) (map[string]any, *ReadyOptions,
 		}
 		a["skip_health_check"] = false
 		if o.Timeout > 0 {
-			a["ready_timeout_ms"] = o.Timeout.Milliseconds()
+			a[timeoutKey] = secondsOf(o.Timeout)
 		}
 		if o.PollingInterval > 0 {
-			a["health_check_polling_interval_ms"] = o.PollingInterval.Milliseconds()
+			a["health_check_polling_interval_s"] = secondsOf(o.PollingInterval)
 		}
 	}
 	return a, nil, nil
 }
 
-func connectLike(ctx context.Context, config ConnectionConfig, id string, opts []ReadyOptions, open nativeOpen) (*Sandbox, error) {
-	args, custom, err := connectArgs(id, opts)
+func connectLike(ctx context.Context, config ConnectionConfig, id string, opts []ReadyOptions, op, timeoutKey string) (*Sandbox, error) {
+	args, custom, err := connectArgs(config, id, timeoutKey, opts)
 	if err != nil {
 		return nil, err
 	}
-	sb, err := openSandbox(ctx, config, args, open)
+	sb, err := openSandbox(ctx, config, op, args)
 	if err != nil {
 		var timeout time.Duration
 		if len(opts) == 1 {
@@ -312,18 +241,12 @@ func connectLike(ctx context.Context, config ConnectionConfig, id string, opts [
 // ConnectSandbox connects to an existing sandbox. With ReadyOptions it also waits
 // until the sandbox is ready.
 func ConnectSandbox(ctx context.Context, config ConnectionConfig, sandboxID string, opts ...ReadyOptions) (*Sandbox, error) {
-	return connectLike(ctx, config, sandboxID, opts,
-		func(cfg *C.OsbConfig, args *C.char, tok *C.OsbCancel, cb C.OsbCallback, ud C.uintptr_t) {
-			C.osb_sandbox_connect(cfg, args, tok, cb, ud)
-		})
+	return connectLike(ctx, config, sandboxID, opts, "sandbox.connect", "connect_timeout_s")
 }
 
 // ResumeSandbox resumes a paused sandbox and reconnects to it.
 func ResumeSandbox(ctx context.Context, config ConnectionConfig, sandboxID string, opts ...ReadyOptions) (*Sandbox, error) {
-	return connectLike(ctx, config, sandboxID, opts,
-		func(cfg *C.OsbConfig, args *C.char, tok *C.OsbCancel, cb C.OsbCallback, ud C.uintptr_t) {
-			C.osb_sandbox_resume(cfg, args, tok, cb, ud)
-		})
+	return connectLike(ctx, config, sandboxID, opts, "sandbox.resume", "resume_timeout_s")
 }
 
 // Resume resumes this sandbox and returns a new handle to it.
@@ -332,15 +255,15 @@ func (s *Sandbox) Resume(ctx context.Context, opts ...ReadyOptions) (*Sandbox, e
 }
 
 // Kill terminates the sandbox (irreversible).
-func (s *Sandbox) Kill(ctx context.Context) error { return s.call(ctx, "kill", nil, nil) }
+func (s *Sandbox) Kill(ctx context.Context) error { return s.op(ctx, "sandbox.kill", nil, nil) }
 
 // Pause pauses the sandbox, keeping its state.
-func (s *Sandbox) Pause(ctx context.Context) error { return s.call(ctx, "pause", nil, nil) }
+func (s *Sandbox) Pause(ctx context.Context) error { return s.op(ctx, "sandbox.pause", nil, nil) }
 
 // GetInfo returns the sandbox's current info.
 func (s *Sandbox) GetInfo(ctx context.Context) (*SandboxInfo, error) {
 	var info SandboxInfo
-	if err := s.call(ctx, "get_info", nil, &info); err != nil {
+	if err := s.opW(ctx, "sandbox.get_info", nil, &info); err != nil {
 		return nil, err
 	}
 	return &info, nil
@@ -349,7 +272,7 @@ func (s *Sandbox) GetInfo(ctx context.Context) (*SandboxInfo, error) {
 // PatchMetadata sets (non-nil values) or removes (nil) metadata keys.
 func (s *Sandbox) PatchMetadata(ctx context.Context, patch MetadataPatch) (*SandboxInfo, error) {
 	var info SandboxInfo
-	if err := s.call(ctx, "patch_metadata", map[string]any{"patch": patch}, &info); err != nil {
+	if err := s.opW(ctx, "sandbox.patch_metadata", map[string]any{"patch": patch}, &info); err != nil {
 		return nil, err
 	}
 	return &info, nil
@@ -357,20 +280,22 @@ func (s *Sandbox) PatchMetadata(ctx context.Context, patch MetadataPatch) (*Sand
 
 // IsHealthy reports whether the sandbox's execd answers.
 func (s *Sandbox) IsHealthy(ctx context.Context) bool {
-	var ok bool
-	if err := s.call(ctx, "is_healthy", nil, &ok); err != nil {
+	var r struct {
+		Healthy bool `json:"healthy"`
+	}
+	if err := s.op(ctx, "sandbox.is_healthy", nil, &r); err != nil {
 		return false
 	}
-	return ok
+	return r.Healthy
 }
 
 // Ping checks that execd answers.
-func (s *Sandbox) Ping(ctx context.Context) error { return s.call(ctx, "ping", nil, nil) }
+func (s *Sandbox) Ping(ctx context.Context) error { return s.op(ctx, "sandbox.ping", nil, nil) }
 
 // Renew sets the expiry to now + duration.
 func (s *Sandbox) Renew(ctx context.Context, duration time.Duration) (*RenewExpirationResponse, error) {
 	var r RenewExpirationResponse
-	if err := s.call(ctx, "renew", map[string]any{"timeout_s": duration.Seconds()}, &r); err != nil {
+	if err := s.opW(ctx, "sandbox.renew", map[string]any{"seconds": duration.Seconds()}, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -383,7 +308,7 @@ func (s *Sandbox) CreateSnapshot(ctx context.Context, req CreateSnapshotRequest)
 		args["name"] = req.Name
 	}
 	var info SnapshotInfo
-	if err := s.call(ctx, "create_snapshot", args, &info); err != nil {
+	if err := s.opW(ctx, "sandbox.create_snapshot", args, &info); err != nil {
 		return nil, err
 	}
 	return &info, nil
@@ -392,7 +317,7 @@ func (s *Sandbox) CreateSnapshot(ctx context.Context, req CreateSnapshotRequest)
 // GetEndpoint returns the endpoint of a port inside the sandbox.
 func (s *Sandbox) GetEndpoint(ctx context.Context, port int) (*Endpoint, error) {
 	var e Endpoint
-	if err := s.call(ctx, "get_endpoint", map[string]any{"port": port}, &e); err != nil {
+	if err := s.opW(ctx, "sandbox.get_endpoint", map[string]any{"port": port}, &e); err != nil {
 		return nil, err
 	}
 	return &e, nil
@@ -401,7 +326,7 @@ func (s *Sandbox) GetEndpoint(ctx context.Context, port int) (*Endpoint, error) 
 // GetSignedEndpoint returns a signed endpoint that expires at the Unix time expires.
 func (s *Sandbox) GetSignedEndpoint(ctx context.Context, port int, expires int64) (*Endpoint, error) {
 	var e Endpoint
-	if err := s.call(ctx, "get_signed_endpoint", map[string]any{"port": port, "expires": expires}, &e); err != nil {
+	if err := s.opW(ctx, "sandbox.get_signed_endpoint", map[string]any{"port": port, "expires": expires}, &e); err != nil {
 		return nil, err
 	}
 	return &e, nil
@@ -410,7 +335,7 @@ func (s *Sandbox) GetSignedEndpoint(ctx context.Context, port int, expires int64
 // GetMetrics returns the current resource usage.
 func (s *Sandbox) GetMetrics(ctx context.Context) (*Metrics, error) {
 	var m Metrics
-	if err := s.call(ctx, "get_metrics", nil, &m); err != nil {
+	if err := s.opW(ctx, "sandbox.get_metrics", nil, &m); err != nil {
 		return nil, err
 	}
 	return &m, nil
@@ -419,7 +344,7 @@ func (s *Sandbox) GetMetrics(ctx context.Context) (*Metrics, error) {
 // GetEgressPolicy returns the egress policy status.
 func (s *Sandbox) GetEgressPolicy(ctx context.Context) (*PolicyStatusResponse, error) {
 	var p PolicyStatusResponse
-	if err := s.call(ctx, "egress.get_policy", nil, &p); err != nil {
+	if err := s.opW(ctx, "sandbox.get_egress_status", nil, &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
@@ -428,7 +353,7 @@ func (s *Sandbox) GetEgressPolicy(ctx context.Context) (*PolicyStatusResponse, e
 // PatchEgressRules adds or replaces egress rules.
 func (s *Sandbox) PatchEgressRules(ctx context.Context, rules []NetworkRule) (*PolicyStatusResponse, error) {
 	var p PolicyStatusResponse
-	if err := s.call(ctx, "patch_egress_rules", map[string]any{"rules": rules}, &p); err != nil {
+	if err := s.opW(ctx, "sandbox.patch_egress_rules", map[string]any{"rules": wireArg(rules)}, &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
@@ -437,7 +362,7 @@ func (s *Sandbox) PatchEgressRules(ctx context.Context, rules []NetworkRule) (*P
 // DeleteEgressRules removes the rules of the given targets.
 func (s *Sandbox) DeleteEgressRules(ctx context.Context, targets []string) (*PolicyStatusResponse, error) {
 	var p PolicyStatusResponse
-	if err := s.call(ctx, "delete_egress_rules", map[string]any{"targets": targets}, &p); err != nil {
+	if err := s.opW(ctx, "sandbox.delete_egress_rules", map[string]any{"targets": targets}, &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
@@ -446,7 +371,7 @@ func (s *Sandbox) DeleteEgressRules(ctx context.Context, targets []string) (*Pol
 // GetDiagnosticLogs returns the sandbox's diagnostic logs (extension).
 func (s *Sandbox) GetDiagnosticLogs(ctx context.Context, scope string) (*DiagnosticContent, error) {
 	var d DiagnosticContent
-	if err := s.call(ctx, "get_diagnostic_logs", map[string]any{"scope": scope}, &d); err != nil {
+	if err := s.opW(ctx, "sandbox.get_diagnostic_logs", map[string]any{"scope": scope}, &d); err != nil {
 		return nil, err
 	}
 	return &d, nil
@@ -455,7 +380,7 @@ func (s *Sandbox) GetDiagnosticLogs(ctx context.Context, scope string) (*Diagnos
 // GetDiagnosticEvents returns the sandbox's diagnostic events (extension).
 func (s *Sandbox) GetDiagnosticEvents(ctx context.Context, scope string) (*DiagnosticContent, error) {
 	var d DiagnosticContent
-	if err := s.call(ctx, "get_diagnostic_events", map[string]any{"scope": scope}, &d); err != nil {
+	if err := s.opW(ctx, "sandbox.get_diagnostic_events", map[string]any{"scope": scope}, &d); err != nil {
 		return nil, err
 	}
 	return &d, nil
@@ -473,8 +398,8 @@ func (s *Sandbox) WaitUntilReady(ctx context.Context, opts ReadyOptions) error {
 		interval = DefaultHealthCheckPollingInterval
 	}
 	if opts.HealthCheck == nil {
-		err := s.call(ctx, "wait_until_ready", map[string]any{
-			"timeout_ms": timeout.Milliseconds(), "polling_interval_ms": interval.Milliseconds(),
+		err := s.op(ctx, "sandbox.wait_until_ready", map[string]any{
+			"timeout_s": timeout.Seconds(), "polling_interval_s": interval.Seconds(),
 		}, nil)
 		return fixReadyTimeout(err, s.id, timeout)
 	}

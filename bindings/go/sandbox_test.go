@@ -51,7 +51,7 @@ func TestConfigDefaultsAndEnv(t *testing.T) {
 	if c.GetBaseURL() != "https://h.test" || c.GetAuthHeader() != "X-API-Key" {
 		t.Fatalf("%q %q", c.GetBaseURL(), c.GetAuthHeader())
 	}
-	o := c.nativeOptions()
+	o := c.sessionConnection()
 	if o["api_key"] != nil || o["headers"].(map[string]string)["X-API-Key"] != "k1" {
 		t.Fatalf("custom auth header not mapped: %v", o)
 	}

@@ -7,17 +7,22 @@ package opensandbox
 import "C"
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
+	"strings"
 	"sync"
+	"time"
+	"unicode"
 	"unsafe"
 )
 
 // The op layer of bindings/common behind the C ABI's session functions (API.md §7):
 // ops by name with JSON arguments, one error payload, runs pulled in batches whose
 // last item carries the outcome folded by the core. The package uses one session on
-// the process-wide default runtime for its whole life (the C ABI's handle-based
-// functions run on the same runtime, so the process has one).
+// one explicit runtime (osb_runtime_new) for the whole life of the process: Go has no
+// exit hook to free it, and the runtime's threads end with the process.
 var nativeSession struct {
 	once sync.Once
 	s    *C.OsbSession
@@ -27,11 +32,14 @@ var nativeSession struct {
 func session() (*C.OsbSession, error) {
 	nativeSession.once.Do(func() {
 		var e *C.OsbError
-		rt := C.osb_runtime_default(&e)
+		opts := C.CString(`{"thread_name":"opensandbox-go-worker"}`)
+		defer C.free(unsafe.Pointer(opts))
+		rt := C.osb_runtime_new(opts, &e)
 		if rt == nil {
 			nativeSession.err = takeError(nil, e)
 			return
 		}
+		// The session keeps its own reference to the runtime.
 		defer C.osb_runtime_free(rt)
 		s := C.osb_session_new(rt, &e)
 		if s == nil {
@@ -95,45 +103,14 @@ func opRelease(h uint64) {
 	}
 }
 
-// sessionConnection is c as the op layer's `connection` overrides.
-func (c *ConnectionConfig) sessionConnection() map[string]any {
-	o := c.nativeOptions()
-	conn := map[string]any{
-		"domain":            o["domain"],
-		"protocol":          o["protocol"],
-		"api_key":           o["api_key"],
-		"user_agent":        o["user_agent"],
-		"use_server_proxy":  o["use_server_proxy"],
-		"request_timeout_s": c.GetRequestTimeout().Seconds(),
-	}
-	if h, ok := o["headers"]; ok {
-		conn["headers"] = h
-	}
-	return conn
-}
-
-// opHandle is the session's handle of this sandbox, connected (without health check)
-// on first use and released by Close.
+// opHandle is the session's handle of this sandbox (from sandbox.create / connect /
+// resume), released by Close.
 func (s *Sandbox) opHandle(ctx context.Context) (uint64, error) {
 	s.opMu.Lock()
 	defer s.opMu.Unlock()
-	if s.opH != 0 {
-		return s.opH, nil
-	}
-	s.mu.RLock()
-	closed := s.handle == nil
-	s.mu.RUnlock()
-	if closed {
+	if s.opH == 0 {
 		return 0, errClosed
 	}
-	var opened struct {
-		Handle uint64 `json:"handle"`
-	}
-	args := map[string]any{"sandbox_id": s.id, "connection": s.config.sessionConnection(), "skip_health_check": true}
-	if err := opCall(ctx, "sandbox.connect", args, &opened); err != nil {
-		return 0, err
-	}
-	s.opH = opened.Handle
 	return s.opH, nil
 }
 
@@ -142,6 +119,120 @@ func (s *Sandbox) releaseOpHandle() {
 	defer s.opMu.Unlock()
 	opRelease(s.opH)
 	s.opH = 0
+}
+
+// wireOut decodes an op result in the op layer's dialect (snake_case keys, PROTOCOL.md
+// §2.2) into a public type whose json tags follow the official SDK (camelCase): each
+// struct field is read from the snake_case form of its json name, or from its `wire`
+// tag when the layer names it otherwise. Map keys (metadata, headers) are data and
+// stay as they are.
+type wireOut struct{ v any }
+
+func (w *wireOut) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return err
+	}
+	out, err := json.Marshal(rekey(tree, reflect.TypeOf(w.v), false))
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(out, w.v)
+}
+
+var timeType = reflect.TypeOf(time.Time{})
+
+// wireArg is v (a public type) as an op argument in the op layer's dialect: the
+// inverse of wireOut.
+func wireArg(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var tree any
+	if dec.Decode(&tree) != nil {
+		return v
+	}
+	return rekey(tree, reflect.TypeOf(v), true)
+}
+
+// rekey renames the keys of a decoded JSON tree shaped as t: from the op layer's
+// names to t's json names, or back (toWire).
+func rekey(v any, t reflect.Type, toWire bool) any {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok || t == timeType {
+			return v
+		}
+		out := make(map[string]any, len(m))
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if !f.IsExported() || name == "-" {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			key := f.Tag.Get("wire")
+			if key == "" {
+				key = snakeCase(name)
+			}
+			from, to := key, name
+			if toWire {
+				from, to = name, key
+			}
+			if x, ok := m[from]; ok {
+				out[to] = rekey(x, f.Type, toWire)
+			}
+		}
+		return out
+	case reflect.Slice, reflect.Array:
+		if l, ok := v.([]any); ok {
+			for i := range l {
+				l[i] = rekey(l[i], t.Elem(), toWire)
+			}
+		}
+	case reflect.Map:
+		if m, ok := v.(map[string]any); ok {
+			for k, x := range m {
+				m[k] = rekey(x, t.Elem(), toWire)
+			}
+		}
+	}
+	return v
+}
+
+// snakeCase turns a camelCase json name into the op layer's key ("lastTransitionAt" →
+// "last_transition_at").
+func snakeCase(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// opWire runs op and decodes its result with wireOut.
+func opWire(ctx context.Context, op string, args map[string]any, out any) error {
+	if out == nil {
+		return opCall(ctx, op, args, nil)
+	}
+	return opCall(ctx, op, args, &wireOut{out})
 }
 
 // Items of execution.next_batch (bindings/common/README.md).
@@ -366,4 +457,12 @@ func (s *Sandbox) op(ctx context.Context, op string, args map[string]any, out an
 	}
 	args["sandbox"] = h
 	return opCall(ctx, op, args, out)
+}
+
+// opW runs a sandbox-bound op and decodes its result with wireOut.
+func (s *Sandbox) opW(ctx context.Context, op string, args map[string]any, out any) error {
+	if out == nil {
+		return s.op(ctx, op, args, nil)
+	}
+	return s.op(ctx, op, args, &wireOut{out})
 }

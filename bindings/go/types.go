@@ -143,7 +143,7 @@ type PaginationInfo struct {
 
 // ListSandboxesResponse is one page of sandboxes.
 type ListSandboxesResponse struct {
-	Items      []SandboxInfo  `json:"items"`
+	Items      []SandboxInfo  `json:"items" wire:"sandbox_infos"`
 	Pagination PaginationInfo `json:"pagination"`
 }
 
@@ -204,7 +204,7 @@ type ListSnapshotsOptions struct {
 
 // ListSnapshotsResponse is one page of snapshots.
 type ListSnapshotsResponse struct {
-	Items      []SnapshotInfo `json:"items"`
+	Items      []SnapshotInfo `json:"items" wire:"snapshot_infos"`
 	Pagination PaginationInfo `json:"pagination"`
 }
 
@@ -356,8 +356,8 @@ type FileMetadata struct {
 // Metrics is the resource usage of a sandbox.
 type Metrics struct {
 	CPUCount   float64 `json:"cpu_count"`
-	CPUUsedPct float64 `json:"cpu_used_pct"`
-	MemTotalMB float64 `json:"mem_total_mib"`
-	MemUsedMB  float64 `json:"mem_used_mib"`
+	CPUUsedPct float64 `json:"cpu_used_pct" wire:"cpu_used_percentage"`
+	MemTotalMB float64 `json:"mem_total_mib" wire:"memory_total_in_mib"`
+	MemUsedMB  float64 `json:"mem_used_mib" wire:"memory_used_in_mib"`
 	Timestamp  int64   `json:"timestamp"`
 }

@@ -41,9 +41,12 @@ pub fn runtime() -> &'static Runtime {
     let _guard = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let p = RUNTIME.load(Ordering::Acquire);
     if !p.is_null() {
-        // SAFETY: as above.
+        // SAFETY: another thread stored it under BUILD_LOCK; like every non-null
+        // pointer in RUNTIME it comes from Box::leak below and is never freed.
         return unsafe { &*p };
     }
+    // The one failure left is the OS refusing threads (see "Panics"): there is no
+    // caller-visible error to return from a `&'static Runtime` accessor.
     #[allow(clippy::expect_used)]
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -1,6 +1,10 @@
 //! Environment fallbacks of the connection config. Alone in its own test binary because
 //! it changes the process environment.
 
+// A test crate: a failed unwrap/expect is a failed test (clippy.toml allows them in
+// #[test] functions; this covers the helpers around them too).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use opensandbox_core::{ConnectionConfig, Protocol};
 
 #[test]

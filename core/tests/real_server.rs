@@ -3,6 +3,10 @@
 //! The server starts with `--isolation none` unless OPENSANDBOX_TEST_ISOLATION names
 //! another mode. The 1 GB transfer test also needs OPENSANDBOX_TEST_BIG=1.
 
+// A test crate: a failed unwrap/expect is a failed test (clippy.toml allows them in
+// #[test] functions; this covers the helpers around them too).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -2,6 +2,10 @@
 //! binary so that no other test's allocations disturb the peak-RSS measurement.
 //! Set OPENSANDBOX_TRANSFER_MB to change the size (e.g. 64 for a quick run).
 
+// A test crate: a failed unwrap/expect is a failed test (clippy.toml allows them in
+// #[test] functions; this covers the helpers around them too).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use futures_util::StreamExt;

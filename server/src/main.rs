@@ -27,6 +27,9 @@ struct Cli {
 enum Command {
     /// Run the execd agent (started by the server inside each sandbox).
     Agent(AgentArgs),
+    /// Manage the image cache of a data directory (pull, ls, rm) and push local
+    /// OCI layouts to a registry.
+    Images(opensandbox_server::control::oci::cli::ImagesArgs),
 }
 
 /// Logs go to stderr; stdout carries only the "listening on" line.
@@ -65,6 +68,23 @@ fn main() -> ExitCode {
                 Ok(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
                 Err(e) => {
                     eprintln!("opensandbox-server agent: {e:#}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+        Some(Command::Images(args)) => {
+            let level = std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_string());
+            if let Err(e) = init_tracing(&level) {
+                eprintln!("opensandbox-server images: {e}");
+                return ExitCode::from(2);
+            }
+            let result = runtime()
+                .map_err(anyhow::Error::msg)
+                .and_then(|rt| rt.block_on(opensandbox_server::control::oci::cli::run(args)));
+            match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("opensandbox-server images: {e:#}");
                     ExitCode::from(1)
                 }
             }

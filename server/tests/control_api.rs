@@ -3,6 +3,10 @@
 //! endpoints, pause/resume, snapshots, entrypoint exit, TTL expiry, diagnostics,
 //! restart survival.
 
+// A test crate: a failed unwrap/expect is a failed test (clippy.toml allows them in
+// #[test] functions; this covers the helpers around them too).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::time::Duration;

@@ -2,6 +2,10 @@
 //! secrets, commands streamed, 100 MB up and down) and isolation (files, host home,
 //! DATA_DIR, network).
 
+// A test crate: a failed unwrap/expect is a failed test (clippy.toml allows them in
+// #[test] functions; this covers the helpers around them too).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::{Server, EXECD_PORT, KEY};

@@ -6,6 +6,10 @@
 //! no `runc`, or no local image: build it with `scripts/build-image.sh`; another
 //! layout can be named with `OSB_TEST_IMAGE=oci:/abs/layout:tag`).
 
+// A test crate: a failed unwrap/expect is a failed test (clippy.toml allows them in
+// #[test] functions; this covers the helpers around them too).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -214,7 +218,8 @@ async fn runc_runs_the_image_and_keeps_root_unprivileged() {
     let (out, _) = s
         .sh(&id, "grep -E '^(CapEff|NoNewPrivs)' /proc/self/status")
         .await;
-    assert!(out.contains("CapEff:\t00000000a80425fb"), "{out}");
+    // Docker's default set less CAP_NET_RAW (bit 13).
+    assert!(out.contains("CapEff:\t00000000a80405fb"), "{out}");
     assert!(out.contains("NoNewPrivs:\t1"), "{out}");
     // A non-root user of the image has no capabilities at all.
     let (out, _) = s
@@ -666,4 +671,371 @@ async fn runc_pulls_from_a_loopback_registry() {
     }
     drop(s);
     drop(registry);
+}
+
+/// `resourceLimits.disk`: the writable layer and the bound directories live on a
+/// loop-mounted ext4 of that size; writing past it is ENOSPC inside, the host's file
+/// stays at the limit, and the sandbox keeps working.
+#[tokio::test]
+async fn runc_disk_limit_caps_the_writable_storage() {
+    let image = need_runc!();
+    let s = RuncServer::start(&image);
+    let id = s.create(json!({"resourceLimits": {"disk": "64Mi"}})).await;
+    let (out, _) = s
+        .sh(&id, "dd if=/dev/zero of=/workspace/big bs=1M count=200 2>&1 | grep -o 'No space left'; df -k /workspace | tail -1")
+        .await;
+    assert!(out.contains("No space left"), "{out}");
+    let (out, _) = s
+        .sh(
+            &id,
+            "dd if=/dev/zero of=/usr/big2 bs=1M count=200 2>&1 | grep -o 'No space left'",
+        )
+        .await;
+    assert!(out.contains("No space left"), "writable layer: {out}");
+    let (out, _) = s
+        .sh(
+            &id,
+            "dd if=/dev/zero of=/tmp/big3 bs=1M count=200 2>&1 | grep -o 'No space left'",
+        )
+        .await;
+    assert!(out.contains("No space left"), "/tmp: {out}");
+    let img = s
+        .server
+        .data_dir
+        .join(format!("sandboxes/{id}/oci/disk.img"));
+    let meta = std::fs::metadata(&img).expect("disk.img");
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(meta.len(), 64 << 20);
+    assert!(meta.blocks() * 512 <= 64 << 20);
+    // The host-side view (snapshots, files API) still sees the sandbox's files.
+    assert!(s.server.sandbox_fs(&id).join("workspace/big").is_file());
+    let (out, code) = s
+        .sh(&id, "rm /workspace/big /usr/big2 /tmp/big3 && echo ok")
+        .await;
+    assert_eq!((out.as_str(), code), ("ok", Some(0)));
+    let resp = s
+        .server
+        .delete(&format!("/v1/sandboxes/{id}"))
+        .send()
+        .await
+        .expect("delete");
+    assert_eq!(resp.status().as_u16(), 204);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    assert!(!mounts.contains(&id), "a disk mount outlived DELETE");
+}
+
+/// Defaults from flags; a request above a maximum is a 400 naming the limit.
+#[tokio::test]
+async fn runc_default_and_maximum_limits() {
+    let image = need_runc!();
+    let s = RuncServer::start_with(
+        &image,
+        &[
+            "--default-memory",
+            "200Mi",
+            "--default-pids",
+            "77",
+            "--max-cpu",
+            "1",
+            "--max-memory",
+            "300Mi",
+        ],
+    );
+    let id = s.create(json!({})).await;
+    let limit = std::fs::read_to_string(s.cgroup_file("memory", &id, "memory.limit_in_bytes"))
+        .unwrap_or_default();
+    assert_eq!(limit.trim(), (200u64 << 20).to_string());
+    let pids = std::fs::read_to_string(s.cgroup_file("pids", &id, "pids.max")).unwrap_or_default();
+    assert_eq!(pids.trim(), "77");
+    let quota =
+        std::fs::read_to_string(s.cgroup_file("cpu", &id, "cpu.cfs_quota_us")).unwrap_or_default();
+    assert_eq!(quota.trim(), "100000");
+    for (limits, named) in [
+        (json!({"cpu": "2"}), "resourceLimits.cpu"),
+        (json!({"memory": "1Gi"}), "resourceLimits.memory"),
+        (json!({"gpu": "1"}), "resourceLimits.gpu"),
+    ] {
+        let resp = s
+            .server
+            .post("/v1/sandboxes")
+            .json(&json!({"image": {"uri": s.image}, "entrypoint": ["true"], "resourceLimits": limits}))
+            .send()
+            .await
+            .expect("create");
+        let status = resp.status().as_u16();
+        let v: Value = resp.json().await.expect("json");
+        assert_eq!(status, 400, "{v}");
+        assert!(
+            v["message"].as_str().unwrap_or_default().contains(named),
+            "{v}"
+        );
+    }
+}
+
+/// `/metrics` under runc is the sandbox's cgroup: its memory limit and use, its CPU
+/// allowance and use; not the host's.
+#[tokio::test]
+async fn runc_metrics_are_the_sandboxs_own() {
+    let image = need_runc!();
+    let s = RuncServer::start(&image);
+    let id = s
+        .create(json!({"resourceLimits": {"memory": "256Mi", "cpu": "500m"}}))
+        .await;
+    let (url, headers) = s.server.endpoint(&id, common::EXECD_PORT).await;
+    let get = |path: &str| {
+        let mut req = s.server.client.get(format!("{url}{path}"));
+        for (k, v) in &headers {
+            req = req.header(k, v);
+        }
+        req
+    };
+    let m: Value = get("/metrics")
+        .send()
+        .await
+        .expect("metrics")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(m["mem_total_mib"], 256.0, "{m}");
+    assert_eq!(m["cpu_count"], 0.5, "{m}");
+    let idle_used = m["mem_used_mib"].as_f64().unwrap_or(-1.0);
+    assert!((0.0..64.0).contains(&idle_used), "{m}");
+    // Hold 100 MiB and burn CPU in the background: both show.
+    let (_, code) = s
+        .sh(&id, "nohup python3 -c \"b = bytearray(100 << 20)\nfor i in range(len(b) // 4096): b[i * 4096] = 1\nwhile True: pass\" >/dev/null 2>&1 &")
+        .await;
+    assert_eq!(code, Some(0));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let m: Value = get("/metrics")
+        .send()
+        .await
+        .expect("metrics")
+        .json()
+        .await
+        .expect("json");
+    let used = m["mem_used_mib"].as_f64().unwrap_or(0.0);
+    assert!(used > 90.0 && used < 256.0, "{m}");
+    let cpu = m["cpu_used_pct"].as_f64().unwrap_or(0.0);
+    // (Other work on this machine can starve it below its quota.)
+    assert!(cpu > 30.0, "a busy loop at a 0.5-CPU quota: {m}");
+    // The watch stream: the same numbers, frame by frame.
+    let mut resp = get("/metrics/watch").send().await.expect("watch");
+    let chunk = tokio::time::timeout(Duration::from_secs(5), resp.chunk())
+        .await
+        .expect("a frame")
+        .expect("chunk")
+        .unwrap_or_default();
+    let frame: Value = serde_json::from_slice(chunk.trim_ascii()).expect("frame json");
+    assert_eq!(frame["mem_total_mib"], 256.0, "{frame}");
+    eprintln!("metrics under runc: {m}");
+}
+
+/// The sandbox log (entrypoint output) and a background command's log stay under
+/// `--log-cap` however much is written, and their tails stay readable.
+#[tokio::test]
+async fn runc_logs_are_capped() {
+    let image = need_runc!();
+    let s = RuncServer::start_with(&image, &["--log-cap", "1Mi"]);
+    let v = s
+        .create_with(json!({"entrypoint": ["sh", "-c",
+            "i=0; while [ $i -lt 200 ]; do head -c 1000000 /dev/zero | tr '\\0' 'x' | fold -w 99; i=$((i+1)); done; echo ENTRYPOINT-TAIL; sleep infinity"]}))
+        .await;
+    let id = v["id"].as_str().expect("id").to_string();
+    let log = s
+        .server
+        .data_dir
+        .join(format!("sandboxes/{id}/sandbox.log"));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let text = std::fs::read(&log).unwrap_or_default();
+        if String::from_utf8_lossy(&text).contains("ENTRYPOINT-TAIL") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the entrypoint never finished writing"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // The server's watcher cuts it within its interval (250 ms).
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let text = String::from_utf8_lossy(&std::fs::read(&log).unwrap_or_default()).into_owned();
+    eprintln!("sandbox log after 200 MB written: {} bytes", text.len());
+    assert!(text.trim_end().ends_with("ENTRYPOINT-TAIL"), "tail lost");
+    assert!(text.len() <= 1 << 20, "{} bytes", text.len());
+    assert!(
+        text.contains("bytes of earlier output dropped"),
+        "no marker"
+    );
+    // Background command: 200 MB through the logs route.
+    let (url, headers) = s.server.endpoint(&id, common::EXECD_PORT).await;
+    let mut req = s.server.client.post(format!("{url}/command"));
+    for (k, v) in &headers {
+        req = req.header(k, v);
+    }
+    let text = req
+        .json(&json!({"command": "head -c 200000000 /dev/zero | tr '\\0' 'y' | fold -w 99; echo BG-TAIL", "background": true}))
+        .send()
+        .await
+        .expect("bg")
+        .text()
+        .await
+        .unwrap_or_default();
+    let cmd_id = common::parse_events(&text)
+        .iter()
+        .find_map(|e| {
+            (e["type"] == "init")
+                .then(|| e["text"].as_str().map(String::from))
+                .flatten()
+        })
+        .expect("command id");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let mut req = s
+            .server
+            .client
+            .get(format!("{url}/command/status/{cmd_id}"));
+        for (k, v) in &headers {
+            req = req.header(k, v);
+        }
+        let st: Value = req
+            .send()
+            .await
+            .expect("status")
+            .json()
+            .await
+            .expect("json");
+        if st["running"] == false {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the background command never ended"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let mut req = s.server.client.get(format!("{url}/command/{cmd_id}/logs"));
+    for (k, v) in &headers {
+        req = req.header(k, v);
+    }
+    let body = req
+        .send()
+        .await
+        .expect("logs")
+        .text()
+        .await
+        .unwrap_or_default();
+    eprintln!("background log after 200 MB written: {} bytes", body.len());
+    assert!(body.len() <= 1 << 20, "{} bytes", body.len());
+    assert!(
+        body.starts_with("[opensandbox: "),
+        "{}",
+        &body[..80.min(body.len())]
+    );
+    assert!(
+        body.trim_end().ends_with("BG-TAIL"),
+        "tail: {:?}",
+        &body[body.len().saturating_sub(80)..]
+    );
+}
+
+/// TTL expiry kills every process of the sandbox, background ones included.
+#[tokio::test]
+async fn runc_ttl_expiry_leaves_nothing_running() {
+    let image = need_runc!();
+    let s = RuncServer::start_with(&image, &["--min-sandbox-timeout", "1"]);
+    let id = s.create(json!({"timeout": 8})).await;
+    let (_, code) = s.sh(&id, "nohup sleep 4545 >/dev/null 2>&1 &").await;
+    assert_eq!(code, Some(0));
+    let procs = s.cgroup_file("pids", &id, "cgroup.procs");
+    assert!(!processes_mentioning("sleep 4545").is_empty());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !processes_mentioning("sleep 4545").is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "a background process outlived the TTL"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!procs.exists() || cgroup_pids(&procs).is_empty());
+}
+
+/// `kill -9` of the server while a create is in flight (the container already
+/// started): the restarted server finds the container by its id and deletes it.
+#[tokio::test]
+async fn runc_server_killed_during_create_leaves_nothing_running() {
+    let image = need_runc!();
+    let mut s = RuncServer::start(&image);
+    // Warm the image cache so the create reaches the runtime quickly.
+    let warm = s.create(json!({})).await;
+    let _ = s
+        .server
+        .delete(&format!("/v1/sandboxes/{warm}"))
+        .send()
+        .await;
+    let body = json!({"image": {"uri": s.image}, "entrypoint": ["sh", "-c", "sleep 4646; sleep 1"], "timeout": 600});
+    let req = s.server.post("/v1/sandboxes").json(&body);
+    let create = tokio::spawn(async move { req.send().await });
+    // Kill as soon as the container's cgroup exists (the create not yet answered).
+    let root = PathBuf::from("/sys/fs/cgroup/pids/opensandbox");
+    let before: Vec<_> = std::fs::read_dir(&root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let id = loop {
+        let new = std::fs::read_dir(&root)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name())
+            // Ours (other tests' servers run containers too, and probes).
+            .find(|n| !before.contains(n) && s.server.data_dir.join("sandboxes").join(n).is_dir());
+        if let Some(n) = new {
+            break n.to_string_lossy().into_owned();
+        }
+        assert!(Instant::now() < deadline, "no container appeared");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    };
+    s.server.kill_server_only();
+    let answered = matches!(create.await, Ok(Ok(_)));
+    eprintln!("server killed during create of {id}; create answered: {answered}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while processes_mentioning("sleep 4646").is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let data_dir = s.server.data_dir.clone();
+    let extra: Vec<String> = s.server.extra_args.clone();
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let restarted = Server::start_in(&data_dir, &extra);
+    let old = std::mem::replace(&mut s.server, restarted);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let running = !processes_mentioning("sleep 4646").is_empty();
+        let sb = s.server.sandbox(&id).await;
+        let state = sb["status"]["state"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        // Either reaped as lost, or adopted as a live sandbox; never a running
+        // container the server does not know about.
+        if state == "Running" {
+            eprintln!("adopted after the restart: deleting it");
+            let _ = s.server.delete(&format!("/v1/sandboxes/{id}")).send().await;
+        } else if !running {
+            eprintln!("after the restart: {state} ({})", sb["status"]["reason"]);
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "processes of {id} survive ({state}): {sb}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    drop(s);
+    drop(old);
 }

@@ -16,6 +16,10 @@
 //! Path parameter names are not part of the wire contract, so `{id}`, `{sandboxId}`
 //! and `{*path}` all compare equal to `{}`.
 
+// A test crate: a failed unwrap/expect is a failed test (clippy.toml allows them in
+// #[test] functions; this covers the helpers around them too).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::net::TcpListener as StdTcpListener;
 use std::path::{Path, PathBuf};

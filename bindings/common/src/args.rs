@@ -72,6 +72,9 @@ pub enum SandboxRef {
 /// The connection of a call: overrides of the session's configuration for this call
 /// (object), or a handle from `config.new` (integer).
 #[derive(Debug, Clone, PartialEq)]
+// One value per call, parsed and dropped with the call: its size does not matter, and
+// boxing the overrides would change this public type for every host.
+#[allow(clippy::large_enum_variant)]
 pub enum ConnectionRef {
     /// Overrides of the session's base configuration.
     Overrides(ConnectionArgs),
@@ -172,6 +175,34 @@ pub struct ConnectionArgs {
     /// Reach sandboxes through the server's proxy.
     #[serde(default)]
     pub use_server_proxy: Option<bool>,
+    /// TCP connect timeout (added 2026-12-01).
+    #[serde(default)]
+    pub connect_timeout_s: Option<f64>,
+    /// Retries of transient failures (added 2026-12-01): absent = the core's default
+    /// policy, `null` = no retries, an object = the default with these overrides.
+    #[serde(default, deserialize_with = "nullable")]
+    pub retry: Option<Option<RetryArgs>>,
+}
+
+/// `retry` of a connection: overrides of the core's default retry policy.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryArgs {
+    /// Retries after the first attempt (0 = none).
+    #[serde(default)]
+    pub max_retries: Option<u32>,
+    #[serde(default)]
+    pub initial_backoff_ms: Option<u64>,
+    #[serde(default)]
+    pub max_backoff_ms: Option<u64>,
+    /// Backoff growth per retry (>= 1).
+    #[serde(default)]
+    pub multiplier: Option<f64>,
+    #[serde(default)]
+    pub jitter: Option<bool>,
+    /// HTTP statuses worth a retry.
+    #[serde(default)]
+    pub retryable_status_codes: Option<Vec<u16>>,
 }
 
 /// Args of ops that take only a connection (`config.info`, `manager.new`).
@@ -436,6 +467,21 @@ pub struct ResumeArgs {
     pub health_check_polling_interval_s: Option<f64>,
     #[serde(default, deserialize_with = "null_default")]
     pub skip_health_check: bool,
+}
+
+/// `sandbox.wait_until_ready` (added 2026-12-01): polls execd until it answers.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadyArgs {
+    pub sandbox: SandboxRef,
+    #[serde(default)]
+    pub connection: Option<ConnectionRef>,
+    /// Give up after this long (default 30 s): `ready_timeout`.
+    #[serde(default)]
+    pub timeout_s: Option<f64>,
+    /// Pause between two checks (default 0.2 s).
+    #[serde(default)]
+    pub polling_interval_s: Option<f64>,
 }
 
 /// `sandbox.renew`.
@@ -905,6 +951,10 @@ pub struct UploadArgs {
     #[serde(default)]
     pub connection: Option<ConnectionRef>,
     pub path: String,
+    /// The number of bytes the host will write (added 2026-12-01): `upload.finish`
+    /// fails, and the upload with it, on any other count.
+    #[serde(default)]
+    pub size: Option<u64>,
     #[serde(default)]
     pub mode: Option<u32>,
     #[serde(default)]
@@ -1019,6 +1069,7 @@ pub struct WatchArgs {
 
 bound!(
     SandboxArgs,
+    ReadyArgs,
     RenewArgs,
     PatchMetadataArgs,
     EndpointArgs,

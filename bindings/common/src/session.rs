@@ -9,9 +9,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use opensandbox_core::models::CodeContext;
-use opensandbox_core::{ConnectOptions, ConnectionConfig, Protocol, Sandbox, SandboxManager};
+use std::time::Duration;
 
-use crate::args::{secs, Bound, ConnectionArgs, ConnectionRef, Managed, SandboxRef};
+use opensandbox_core::{
+    ConnectOptions, ConnectionConfig, Protocol, RetryPolicy, Sandbox, SandboxManager,
+};
+
+use crate::args::{secs, Bound, ConnectionArgs, ConnectionRef, Managed, RetryArgs, SandboxRef};
 use crate::error::OpError;
 use crate::stream::Run;
 use crate::transfer::{Download, Upload};
@@ -92,7 +96,45 @@ pub(crate) fn apply(
     if let Some(p) = c.use_server_proxy {
         cfg = cfg.with_use_server_proxy(p);
     }
+    if let Some(t) = c.connect_timeout_s {
+        cfg = cfg.with_connect_timeout(secs(op, "connect_timeout_s", t)?);
+    }
+    match &c.retry {
+        None => {}
+        Some(None) => cfg = cfg.with_retry(RetryPolicy::none()),
+        Some(Some(r)) => cfg = cfg.with_retry(retry_policy(op, r)?),
+    }
     Ok(cfg)
+}
+
+/// The core's default retry policy with the overrides of `r`.
+fn retry_policy(op: &str, r: &RetryArgs) -> Result<RetryPolicy, OpError> {
+    let mut p = RetryPolicy::default();
+    if let Some(v) = r.max_retries {
+        p.max_retries = v;
+    }
+    if let Some(v) = r.initial_backoff_ms {
+        p.initial_backoff = Duration::from_millis(v);
+    }
+    if let Some(v) = r.max_backoff_ms {
+        p.max_backoff = Duration::from_millis(v);
+    }
+    if let Some(v) = r.multiplier {
+        if !(v.is_finite() && v >= 1.0) {
+            return Err(OpError::invalid(
+                op,
+                format!("{op}: argument retry.multiplier must be a number >= 1"),
+            ));
+        }
+        p.multiplier = v;
+    }
+    if let Some(v) = r.jitter {
+        p.jitter = v;
+    }
+    if let Some(v) = &r.retryable_status_codes {
+        p.retryable_statuses = v.clone();
+    }
+    Ok(p)
 }
 
 impl Session {
@@ -364,5 +406,33 @@ mod tests {
         assert_eq!(cfg.domain(), "base:1");
         assert_eq!(cfg.api_key(), None);
         assert_eq!(cfg.headers().get("X-A").map(String::as_str), Some("1"));
+    }
+
+    #[test]
+    fn retry_and_connect_timeout_apply() {
+        let s = Session::new();
+        let o: ConnectionArgs = parse(
+            "config.new",
+            json!({"connect_timeout_s": 1.5,
+                   "retry": {"max_retries": 7, "initial_backoff_ms": 10, "multiplier": 3.0,
+                             "jitter": false, "retryable_status_codes": [503]}}),
+        )
+        .unwrap();
+        let (cfg, _) = s.config("t", Some(&ConnectionRef::Overrides(o))).unwrap();
+        assert_eq!(cfg.connect_timeout(), Duration::from_millis(1500));
+        let r = cfg.retry();
+        assert_eq!(r.max_retries, 7);
+        assert_eq!(r.initial_backoff, Duration::from_millis(10));
+        assert!(!r.jitter);
+        assert_eq!(r.retryable_statuses, vec![503]);
+
+        let o: ConnectionArgs = parse("config.new", json!({"retry": null})).unwrap();
+        let (cfg, _) = s.config("t", Some(&ConnectionRef::Overrides(o))).unwrap();
+        assert_eq!(cfg.retry().max_retries, 0);
+
+        let bad: ConnectionArgs =
+            parse("config.new", json!({"retry": {"multiplier": 0.5}})).unwrap();
+        assert!(s.config("t", Some(&ConnectionRef::Overrides(bad))).is_err());
+        assert!(parse::<ConnectionArgs>("config.new", json!({"retry": {"retries": 1}})).is_err());
     }
 }

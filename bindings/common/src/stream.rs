@@ -13,7 +13,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use opensandbox_core::{
     EventStream, Execution, ExecutionBuilder, ExecutionComplete, ExecutionError, ExecutionHandlers,
-    ExecutionResult, OutputMessage,
+    ExecutionResult, OutputMessage, ServerEvent,
 };
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, oneshot};
@@ -120,7 +120,19 @@ async fn pump(
     };
     let outcome: Result<Execution, OpError> = async {
         while let Some(ev) = stream.next().await {
-            builder.observe(&ev?, &mut sink)?;
+            let ev = ev?;
+            // No handler of the core sees these two (they fold into nothing but the
+            // execution count): hosts with a raw-event API still get them, in order.
+            match &ev {
+                ServerEvent::Status { text, timestamp } => sink
+                    .events
+                    .push(json!({"type": "status", "text": text, "timestamp": timestamp})),
+                ServerEvent::ExecutionCount { count, timestamp } => sink.events.push(
+                    json!({"type": "execution_count", "count": count, "timestamp": timestamp}),
+                ),
+                _ => {}
+            }
+            builder.observe(&ev, &mut sink)?;
             for e in sink.events.drain(..) {
                 if events && tx.send(e).await.is_err() {
                     // The host released the handle: stop (dropping the stream).
@@ -226,6 +238,43 @@ impl Run {
                     format!("no init event within {START_TIMEOUT:?}"),
                 ))
             }
+        }
+    }
+
+    /// A pulled stream of plain items (`metrics.start`): each item of `stream` as it
+    /// arrives, then `{"type": "end", "ok": true, "execution": null}` (or `ok: false`
+    /// with the stream's error). Must be called inside the runtime (it spawns).
+    pub fn items<S>(stream: S) -> Run
+    where
+        S: futures_util::Stream<Item = Result<Value, OpError>> + Send + 'static,
+    {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let task = tokio::spawn(async move {
+            let mut stream = Box::pin(stream);
+            let outcome = loop {
+                match stream.next().await {
+                    Some(Ok(v)) => {
+                        if tx.send(v).await.is_err() {
+                            // Released: nobody pulls any more.
+                            return;
+                        }
+                    }
+                    Some(Err(e)) => break Err(e),
+                    None => break Ok(()),
+                }
+            };
+            drop(stream);
+            let end = match outcome {
+                Ok(()) => json!({"type": "end", "ok": true, "execution": null}),
+                Err(e) => json!({"type": "end", "ok": false, "error": e.to_json()}),
+            };
+            let _ = tx.send(end).await;
+        });
+        Run {
+            id: String::new(),
+            rx: tokio::sync::Mutex::new(RunRx { rx, ended: false }),
+            task: Mutex::new(Some(task)),
+            events: true,
         }
     }
 
@@ -364,6 +413,30 @@ mod tests {
             .enable_all()
             .build()
             .unwrap()
+    }
+
+    #[test]
+    fn item_streams_end_with_an_end_item_and_report_errors() {
+        rt().block_on(async {
+            let ok = futures_util::stream::iter(vec![Ok(json!({"type": "metrics", "n": 1}))]);
+            let run = Run::items(ok);
+            let b = run.next_batch(10, None).await;
+            let mut items = b["events"].as_array().cloned().unwrap_or_default();
+            if b["done"] != true {
+                let more = run.next_batch(10, None).await;
+                items.extend(more["events"].as_array().cloned().unwrap_or_default());
+            }
+            assert_eq!(items[0]["n"], 1);
+            assert_eq!(items.last().unwrap()["type"], "end");
+            assert_eq!(items.last().unwrap()["ok"], true);
+
+            let bad = futures_util::stream::iter(vec![Err(OpError::new("stream", "m", "cut"))]);
+            let run = Run::items(bad);
+            let b = run.next_batch(10, None).await;
+            assert_eq!(b["events"][0]["ok"], false);
+            assert_eq!(b["events"][0]["error"]["kind"], "stream");
+            assert_eq!(b["done"], true);
+        });
     }
 
     const FAILED: &[&str] = &[

@@ -4,6 +4,7 @@
 //! plus whole-buffer reads and writes ([`Session::read_bytes`],
 //! [`Session::write_bytes`]).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use bytes::Bytes;
@@ -28,6 +29,9 @@ pub struct Download {
 pub struct Upload {
     tx: Mutex<Option<mpsc::Sender<std::io::Result<Bytes>>>>,
     task: Mutex<Option<JoinHandle<opensandbox_core::Result<()>>>>,
+    /// `size` of `upload.open`: `upload.finish` fails the upload on another count.
+    declared: Option<u64>,
+    written: AtomicU64,
 }
 
 impl Upload {
@@ -81,6 +85,8 @@ pub async fn upload_open(s: &Session, a: UploadArgs) -> OpResult {
     let h = s.insert(Entry::Upload(std::sync::Arc::new(Upload {
         tx: Mutex::new(Some(tx)),
         task: Mutex::new(Some(task)),
+        declared: a.size,
+        written: AtomicU64::new(0),
     })));
     Ok(json!({"handle": h}))
 }
@@ -92,7 +98,25 @@ pub async fn upload_finish(s: &Session, a: crate::args::HandleArgs) -> OpResult 
         Entry::Upload(u) => Some(u.clone()),
         _ => None,
     })?;
-    up.tx.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let tx = up.tx.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let written = up.written.load(Ordering::SeqCst);
+    if let (Some(want), Some(tx)) = (up.declared, tx) {
+        if want != written {
+            // Fail the request rather than store a file of the wrong length.
+            let _ = tx
+                .send(Err(std::io::Error::other("upload size mismatch")))
+                .await;
+            drop(tx);
+            let task = up.task.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(t) = task {
+                let _ = t.await;
+            }
+            return Err(OpError::invalid(
+                OP,
+                format!("{OP}: size was declared as {want} bytes but {written} were written"),
+            ));
+        }
+    }
     let task = up.task.lock().unwrap_or_else(|e| e.into_inner()).take();
     match task {
         Some(t) => match t.await {
@@ -125,8 +149,15 @@ impl Session {
             _ => None,
         })?;
         let tx = up.tx.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let n = chunk.len() as u64;
         match tx {
-            Some(tx) => Ok(tx.send(Ok(chunk)).await.is_ok()),
+            Some(tx) => {
+                let queued = tx.send(Ok(chunk)).await.is_ok();
+                if queued {
+                    up.written.fetch_add(n, Ordering::SeqCst);
+                }
+                Ok(queued)
+            }
             None => Ok(false),
         }
     }

@@ -21,10 +21,10 @@ namespace OpenSandbox
         private readonly SandboxCore _core;
         private readonly EgressService _egress;
 
-        private Sandbox(SandboxHandle handle, ConnectionConfig config)
+        private Sandbox(string id, long handle, ConnectionConfig config)
         {
-            Id = Bridge.SandboxId(handle);
-            _core = new SandboxCore(handle, Id, config);
+            Id = id;
+            _core = new SandboxCore(handle);
             ConnectionConfig = config;
             Commands = new CommandsService(_core);
             Files = new FilesService(_core);
@@ -39,8 +39,6 @@ namespace OpenSandbox
         public ISandboxFiles Files { get; private set; }
         public IExecdHealth Health { get; private set; }
         public IExecdMetrics Metrics { get; private set; }
-
-        internal SandboxHandle NativeHandle { get { return _core.Handle; } }
 
         internal SandboxCore Core { get { return _core; } }
 
@@ -59,11 +57,12 @@ namespace OpenSandbox
             if (hasImage) o["image"] = options.Image;
             if (hasSnapshot) o["snapshot_id"] = options.SnapshotId;
             if (options.ImageAuth != null)
-                o["image_auth"] = Args.Of("username", options.ImageAuth.Username, "password", options.ImageAuth.Password, "token", options.ImageAuth.Token);
+                // The op layer knows username/password only (a token was never sent on).
+                o["image_auth"] = Args.Of("username", options.ImageAuth.Username, "password", options.ImageAuth.Password);
             if (options.Entrypoint != null) o["entrypoint"] = Args.List(options.Entrypoint);
             if (options.ManualCleanup) o["timeout_s"] = null;
             else if (options.TimeoutSeconds.HasValue) o["timeout_s"] = (long)options.TimeoutSeconds.Value;
-            ReadyArgs(o, options.ReadyTimeoutSeconds, options.HealthCheckPollingInterval);
+            ReadyArgs(o, "ready_timeout_s", options.ReadyTimeoutSeconds, options.HealthCheckPollingInterval);
             if (options.Env != null) o["env"] = ModelJson.StrMapToJson(options.Env);
             if (options.Metadata != null) o["metadata"] = ModelJson.StrMapToJson(options.Metadata);
             if (options.Resource != null) o["resource"] = ModelJson.StrMapToJson(options.Resource);
@@ -80,8 +79,7 @@ namespace OpenSandbox
             if (options.SecureAccess.HasValue) o["secure_access"] = options.SecureAccess.Value;
             // A custom health check runs here, so the core only creates and resolves.
             o["skip_health_check"] = options.SkipHealthCheck || options.HealthCheck != null;
-            var handle = await Bridge.SandboxOpen(Bridge.OpenKind.Create, config.Native, Json.Write(o), cancellationToken).ConfigureAwait(false);
-            var sandbox = new Sandbox(handle, config);
+            var sandbox = await OpenAsync("sandbox.create", config, o, cancellationToken).ConfigureAwait(false);
             if (options.HealthCheck != null && !options.SkipHealthCheck)
             {
                 try
@@ -107,10 +105,18 @@ namespace OpenSandbox
             return r;
         }
 
-        private static void ReadyArgs(Dictionary<string, object> o, int? readyTimeoutSeconds, int? pollingMillis)
+        private static void ReadyArgs(Dictionary<string, object> o, string timeoutKey, int? readyTimeoutSeconds, int? pollingMillis)
         {
-            if (readyTimeoutSeconds.HasValue) o["ready_timeout_ms"] = (long)readyTimeoutSeconds.Value * 1000;
-            if (pollingMillis.HasValue) o["health_check_polling_interval_ms"] = (long)pollingMillis.Value;
+            if (readyTimeoutSeconds.HasValue) o[timeoutKey] = (long)readyTimeoutSeconds.Value;
+            if (pollingMillis.HasValue) o["health_check_polling_interval_s"] = pollingMillis.Value / 1000.0;
+        }
+
+        /// <summary>Runs sandbox.create / connect / resume and wraps the session handle it returns.</summary>
+        private static async Task<Sandbox> OpenAsync(string op, ConnectionConfig config, Dictionary<string, object> o, CancellationToken ct)
+        {
+            o["connection"] = config.ToSessionConnection();
+            var r = Json.Parse(await Bridge.SessionCall(op, Json.Write(o), ct).ConfigureAwait(false));
+            return new Sandbox(Json.Str(r, "id"), Json.Long(r, "handle") ?? 0, config);
         }
 
         private static WaitUntilReadyOptions ReadyOptions(int? readyTimeoutSeconds, int? pollingMillis, Func<Sandbox, Task<bool>> check)
@@ -125,20 +131,20 @@ namespace OpenSandbox
 
         public static Task<Sandbox> ConnectAsync(SandboxConnectOptions options, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return OpenExistingAsync(Bridge.OpenKind.Connect, options, cancellationToken);
+            return OpenExistingAsync("sandbox.connect", options, cancellationToken);
         }
 
         /// <summary>Resumes a paused sandbox on the server, then connects to it.</summary>
         public static Task<Sandbox> ResumeAsync(SandboxConnectOptions options, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return OpenExistingAsync(Bridge.OpenKind.Resume, options, cancellationToken);
+            return OpenExistingAsync("sandbox.resume", options, cancellationToken);
         }
 
         /// <summary>Resumes this (paused) sandbox and returns a fresh, connected Sandbox.</summary>
         public Task<Sandbox> ResumeAsync(SandboxResumeOptions options = null, CancellationToken cancellationToken = default(CancellationToken))
         {
             options = options ?? new SandboxResumeOptions();
-            return OpenExistingAsync(Bridge.OpenKind.Resume, new SandboxConnectOptions
+            return OpenExistingAsync("sandbox.resume", new SandboxConnectOptions
             {
                 ConnectionConfig = ConnectionConfig,
                 SandboxId = Id,
@@ -149,15 +155,14 @@ namespace OpenSandbox
             }, cancellationToken);
         }
 
-        private static async Task<Sandbox> OpenExistingAsync(Bridge.OpenKind kind, SandboxConnectOptions options, CancellationToken ct)
+        private static async Task<Sandbox> OpenExistingAsync(string op, SandboxConnectOptions options, CancellationToken ct)
         {
             if (options == null || string.IsNullOrEmpty(options.SandboxId)) throw new InvalidArgumentException("SandboxId is required");
             var config = options.ConnectionConfig ?? new ConnectionConfig();
             var o = new Dictionary<string, object> { { "sandbox_id", options.SandboxId } };
-            ReadyArgs(o, options.ReadyTimeoutSeconds, options.HealthCheckPollingInterval);
+            ReadyArgs(o, op == "sandbox.resume" ? "resume_timeout_s" : "connect_timeout_s", options.ReadyTimeoutSeconds, options.HealthCheckPollingInterval);
             o["skip_health_check"] = options.SkipHealthCheck || options.HealthCheck != null;
-            var handle = await Bridge.SandboxOpen(kind, config.Native, Json.Write(o), ct).ConfigureAwait(false);
-            var sandbox = new Sandbox(handle, config);
+            var sandbox = await OpenAsync(op, config, o, ct).ConfigureAwait(false);
             if (options.HealthCheck != null && !options.SkipHealthCheck)
             {
                 try
@@ -177,7 +182,7 @@ namespace OpenSandbox
 
         public async Task<SandboxInfo> GetInfoAsync(CancellationToken cancellationToken = default(CancellationToken))
         {
-            return SandboxInfo.FromJson(await _core.CallAsync("get_info", null, cancellationToken).ConfigureAwait(false));
+            return SandboxInfo.FromJson(await _core.OpAsync("sandbox.get_info", null, cancellationToken).ConfigureAwait(false));
         }
 
         /// <summary>Merges <paramref name="patch"/> into the metadata; a null value removes the key.</summary>
@@ -186,7 +191,7 @@ namespace OpenSandbox
             if (patch == null) throw new InvalidArgumentException("patch is required");
             var p = new Dictionary<string, object>();
             foreach (var kv in patch) p[kv.Key] = kv.Value;
-            return SandboxInfo.FromJson(await _core.CallAsync("patch_metadata", new Dictionary<string, object> { { "patch", p } }, cancellationToken).ConfigureAwait(false));
+            return SandboxInfo.FromJson(await _core.OpAsync("sandbox.patch_metadata", new Dictionary<string, object> { { "patch", p } }, cancellationToken).ConfigureAwait(false));
         }
 
         public Task<bool> IsHealthyAsync(CancellationToken cancellationToken = default(CancellationToken))
@@ -201,26 +206,26 @@ namespace OpenSandbox
 
         public Task PauseAsync(CancellationToken cancellationToken = default(CancellationToken))
         {
-            return _core.CallAsync("pause", null, cancellationToken);
+            return _core.OpAsync("sandbox.pause", null, cancellationToken);
         }
 
         /// <summary>Deletes the remote sandbox.</summary>
         public Task KillAsync(CancellationToken cancellationToken = default(CancellationToken))
         {
-            return _core.CallAsync("kill", null, cancellationToken);
+            return _core.OpAsync("sandbox.kill", null, cancellationToken);
         }
 
         /// <summary>Sets the expiry to now + <paramref name="timeoutSeconds"/> (computed on the client).</summary>
         public async Task<RenewSandboxExpirationResponse> RenewAsync(int timeoutSeconds, CancellationToken cancellationToken = default(CancellationToken))
         {
             if (timeoutSeconds <= 0) throw new InvalidArgumentException("timeoutSeconds must be positive");
-            var r = await _core.CallAsync("renew", Args.Of("timeout_s", (long)timeoutSeconds), cancellationToken).ConfigureAwait(false);
+            var r = await _core.OpAsync("sandbox.renew", Args.Of("seconds", (long)timeoutSeconds), cancellationToken).ConfigureAwait(false);
             return new RenewSandboxExpirationResponse { ExpiresAt = Json.Time(r, "expiresAt") };
         }
 
         public async Task<SnapshotInfo> CreateSnapshotAsync(string name = null, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return SnapshotInfo.FromJson(await _core.CallAsync("create_snapshot", Args.Of("name", name), cancellationToken).ConfigureAwait(false));
+            return SnapshotInfo.FromJson(await _core.OpAsync("sandbox.create_snapshot", Args.Of("name", name), cancellationToken).ConfigureAwait(false));
         }
 
         public Task<NetworkPolicy> GetEgressPolicyAsync(CancellationToken cancellationToken = default(CancellationToken))
@@ -241,12 +246,12 @@ namespace OpenSandbox
         /// <summary>The endpoint of a sandbox port: an address without scheme and the headers to send to it.</summary>
         public async Task<Endpoint> GetEndpointAsync(int port, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return Endpoint.FromJson(await _core.CallAsync("get_endpoint", Args.Of("port", (long)port), cancellationToken).ConfigureAwait(false));
+            return Endpoint.FromJson(await _core.OpAsync("sandbox.get_endpoint", Args.Of("port", (long)port), cancellationToken).ConfigureAwait(false));
         }
 
         public async Task<Endpoint> GetSignedEndpointAsync(int port, long expires, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return Endpoint.FromJson(await _core.CallAsync("get_signed_endpoint", Args.Of("port", (long)port, "expires", expires), cancellationToken).ConfigureAwait(false));
+            return Endpoint.FromJson(await _core.OpAsync("sandbox.get_signed_endpoint", Args.Of("port", (long)port, "expires", expires), cancellationToken).ConfigureAwait(false));
         }
 
         /// <summary>The endpoint as an absolute URL (protocol of the connection config + address).</summary>
@@ -266,7 +271,7 @@ namespace OpenSandbox
             var interval = options.PollingIntervalMillis > 0 ? options.PollingIntervalMillis : Constants.DefaultHealthCheckPollingIntervalMillis;
             if (options.HealthCheck == null)
             {
-                await _core.CallAsync("wait_until_ready", Args.Of("timeout_ms", (long)timeout * 1000, "polling_interval_ms", (long)interval), cancellationToken).ConfigureAwait(false);
+                await _core.OpAsync("sandbox.wait_until_ready", Args.Of("timeout_s", (long)timeout, "polling_interval_s", interval / 1000.0), cancellationToken).ConfigureAwait(false);
                 return;
             }
             var deadline = DateTime.UtcNow.AddSeconds(timeout);
@@ -300,13 +305,13 @@ namespace OpenSandbox
         /// <summary>Server diagnostics: process output of the sandbox. Extension (not in the official C# SDK).</summary>
         public async Task<DiagnosticContent> GetDiagnosticLogsAsync(string scope, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return DiagnosticContent.FromJson(await _core.CallAsync("get_diagnostic_logs", Args.Of("scope", scope), cancellationToken).ConfigureAwait(false));
+            return DiagnosticContent.FromJson(await _core.OpAsync("sandbox.get_diagnostic_logs", Args.Of("scope", scope), cancellationToken).ConfigureAwait(false));
         }
 
         /// <summary>Server diagnostics: state transitions of the sandbox. Extension (not in the official C# SDK).</summary>
         public async Task<DiagnosticContent> GetDiagnosticEventsAsync(string scope, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return DiagnosticContent.FromJson(await _core.CallAsync("get_diagnostic_events", Args.Of("scope", scope), cancellationToken).ConfigureAwait(false));
+            return DiagnosticContent.FromJson(await _core.OpAsync("sandbox.get_diagnostic_events", Args.Of("scope", scope), cancellationToken).ConfigureAwait(false));
         }
 
         /// <summary>Frees local resources; the remote sandbox keeps running (see KillAsync).</summary>
@@ -319,7 +324,6 @@ namespace OpenSandbox
         public void Dispose()
         {
             _core.ReleaseOpHandle();
-            _core.Handle.Dispose();
         }
     }
 }

@@ -13,12 +13,19 @@ namespace OpenSandbox
     /// <summary>Administrative access to every sandbox and snapshot of a server.</summary>
     public sealed class SandboxManager : IAsyncDisposable, IDisposable
     {
-        private readonly ManagerHandle _handle;
+        // The op-layer session's manager handle (manager.new): one HTTP client for every call.
+        private readonly SessionEntryHandle _handle;
 
         private SandboxManager(ConnectionConfig config)
         {
             ConnectionConfig = config;
-            _handle = Bridge.ManagerNew(config.Native);
+            // manager.new makes no request: a blocking call is cheap here.
+            var args = Json.Write(new Dictionary<string, object> { { "connection", config.ToSessionConnection() } });
+            using (var cancel = CancelHandle.New())
+            {
+                var r = Json.Parse(Bridge.SessionCallBlocking("manager.new", args, cancel, CancellationToken.None));
+                _handle = SessionEntryHandle.Of(Json.Long(r, "handle") ?? 0);
+            }
         }
 
         public ConnectionConfig ConnectionConfig { get; private set; }
@@ -31,7 +38,10 @@ namespace OpenSandbox
 
         private async Task<object> CallAsync(string op, Dictionary<string, object> args, CancellationToken ct)
         {
-            var r = await Bridge.ManagerCall(_handle, op, Json.Write(args ?? new Dictionary<string, object>()), ct).ConfigureAwait(false);
+            if (_handle.IsClosed) throw new ObjectDisposedException("SandboxManager");
+            args = args ?? new Dictionary<string, object>();
+            args["manager"] = _handle.Id;
+            var r = await Bridge.SessionCall("manager." + op, Json.Write(args), ct).ConfigureAwait(false);
             return r == null ? null : Json.Parse(r);
         }
 
@@ -51,7 +61,7 @@ namespace OpenSandbox
                 "page_size", filter.PageSize);
             var r = await CallAsync("list_sandbox_infos", args, cancellationToken).ConfigureAwait(false);
             var items = new List<SandboxInfo>();
-            var arr = Json.Arr(Json.Get(r, "items"));
+            var arr = Json.Arr(Json.Get(r, "sandbox_infos"));
             if (arr != null) foreach (var x in arr) items.Add(SandboxInfo.FromJson(x));
             return new ListSandboxesResponse { Items = items, Pagination = PaginationInfo.FromJson(Json.Get(r, "pagination")) };
         }
@@ -91,7 +101,7 @@ namespace OpenSandbox
         {
             if (timeoutSeconds <= 0) throw new InvalidArgumentException("timeoutSeconds must be positive");
             var args = Id(sandboxId);
-            args["timeout_s"] = (long)timeoutSeconds;
+            args["seconds"] = (long)timeoutSeconds;
             var r = await CallAsync("renew_sandbox", args, cancellationToken).ConfigureAwait(false);
             return new RenewSandboxExpirationResponse { ExpiresAt = Json.Time(r, "expiresAt") };
         }
@@ -126,7 +136,7 @@ namespace OpenSandbox
                 "page_size", filter.PageSize);
             var r = await CallAsync("list_snapshots", args, cancellationToken).ConfigureAwait(false);
             var items = new List<SnapshotInfo>();
-            var arr = Json.Arr(Json.Get(r, "items"));
+            var arr = Json.Arr(Json.Get(r, "snapshot_infos"));
             if (arr != null) foreach (var x in arr) items.Add(SnapshotInfo.FromJson(x));
             return new ListSnapshotsResponse { Items = items, Pagination = PaginationInfo.FromJson(Json.Get(r, "pagination")) };
         }

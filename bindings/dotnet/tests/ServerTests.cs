@@ -37,7 +37,11 @@ namespace OpenSandbox.Tests.Server
             // Short: the server puts Unix sockets below it (108-byte limit).
             _dataDir = Path.Combine("/tmp", "osbn-" + Guid.NewGuid().ToString("N").Substring(0, 8));
             Directory.CreateDirectory(_dataDir);
-            var psi = new ProcessStartInfo(bin, "--listen 127.0.0.1:0 --api-key " + ApiKey + " --data-dir " + _dataDir)
+            // bubblewrap, as scripts/with-server.sh: `--runtime auto` picks runc where it
+            // works, whose images need a registry the tests do not have.
+            var runtime = Environment.GetEnvironmentVariable("WITH_SERVER_RUNTIME");
+            if (string.IsNullOrEmpty(runtime)) runtime = "bwrap";
+            var psi = new ProcessStartInfo(bin, "--listen 127.0.0.1:0 --api-key " + ApiKey + " --data-dir " + _dataDir + " --runtime " + runtime)
             {
                 UseShellExecute = false,
                 RedirectStandardOutput = true,

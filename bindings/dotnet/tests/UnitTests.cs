@@ -122,14 +122,14 @@ namespace OpenSandbox.Tests
         }
 
         [Test]
-        public void NativeConfigResolvesTheSameSettings()
+        public async Task NativeConfigResolvesTheSameSettings()
         {
             var c = new ConnectionConfig(new ConnectionConfigOptions { Domain = "example.test:81", ApiKey = "k", RequestTimeoutSeconds = 7 });
-            var d = Json.Parse(Bridge.ConfigDescribe(c.Native));
+            var args = new Dictionary<string, object> { { "connection", c.ToSessionConnection() } };
+            var d = Json.Parse(await Bridge.SessionCall("config.info", Json.Write(args), CancellationToken.None));
             Assert.AreEqual("example.test:81", Json.Str(d, "domain"));
-            Assert.AreEqual(7000L, Json.Long(d, "request_timeout_ms"));
-            Assert.AreEqual(true, Json.Bool(d, "api_key_set"));
-            StringAssert.StartsWith("OpenSandbox-CSharp-SDK/", Json.Str(d, "user_agent"));
+            Assert.AreEqual("http://example.test:81/v1", Json.Str(d, "base_url"));
+            Assert.AreEqual("k", Json.Str(d, "api_key"));
         }
     }
 
@@ -139,7 +139,7 @@ namespace OpenSandbox.Tests
         [Test]
         public void LoadsTheLibraryOfTheSameVersion()
         {
-            Assert.AreEqual(1u, Bridge.AbiVersion);
+            Assert.AreEqual(2u, Bridge.AbiVersion);
             Assert.AreEqual(Constants.SdkVersion, Bridge.Version);
         }
 

@@ -10,35 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// Version of this C ABI. Bumped only for incompatible changes (none so far).
-#define OSB_ABI_VERSION 1
-
-// `init`: `text` is the execution id.
-#define OSB_EVENT_INIT 0
-
-// `stdout`: `text` is one line (without its newline).
-#define OSB_EVENT_STDOUT 1
-
-// `stderr`: `text` is one line.
-#define OSB_EVENT_STDERR 2
-
-// `result`: a code result; read it with `osb_event_json`.
-#define OSB_EVENT_RESULT 3
-
-// `execution_count`: read the count with `osb_event_json`.
-#define OSB_EVENT_EXECUTION_COUNT 4
-
-// `status`: `text` is the status text.
-#define OSB_EVENT_STATUS 5
-
-// `error`: read name/value/traceback with `osb_event_json`.
-#define OSB_EVENT_ERROR 6
-
-// `execution_complete`: read `execution_time_ms` with `osb_event_json`.
-#define OSB_EVENT_EXECUTION_COMPLETE 7
-
-// A metrics sample (`metrics.watch`); read it with `osb_event_json`.
-#define OSB_EVENT_METRICS 8
+// Version of this C ABI. Bumped only for incompatible changes: 2 (2026-12-01) removed
+// the handle-based functions (`osb_config_*`, `osb_manager_*`, `osb_sandbox_*`,
+// `osb_stream_*`, `osb_event_*`, `osb_download_*`, `osb_upload_*`) and
+// `osb_runtime_default`; everything goes through `osb_session_*` ops.
+#define OSB_ABI_VERSION 2
 
 // A cancellation token (opaque). Created with `osb_cancel_new`, freed with
 // `osb_cancel_free`.
@@ -47,39 +23,18 @@ typedef struct OsbCancel OsbCancel;
 // One chunk of a download (opaque). Freed with `osb_chunk_free`.
 typedef struct OsbChunk OsbChunk;
 
-// Connection settings (opaque). Freed with `osb_config_free`.
-typedef struct OsbConfig OsbConfig;
-
-// An open download (opaque). Freed with `osb_download_free`.
-typedef struct OsbDownload OsbDownload;
-
 // An error (opaque). Owned by whoever received it; freed with `osb_error_free`.
 typedef struct OsbError OsbError;
-
-// One event (opaque). Owned by the host; freed with `osb_event_free`.
-typedef struct OsbEvent OsbEvent;
-
-// A lifecycle client (opaque). Freed with `osb_manager_free`.
-typedef struct OsbManager OsbManager;
 
 // An explicit tokio runtime (opaque): every operation of the sessions made on it runs
 // on its worker threads, and nothing else in the library starts threads for them.
 // Created with `osb_runtime_new`, freed with `osb_runtime_free`.
 typedef struct OsbRuntime OsbRuntime;
 
-// A connected sandbox (opaque). Freed with `osb_sandbox_free` (which does not kill it).
-typedef struct OsbSandbox OsbSandbox;
-
 // An op-layer session (opaque): one registry of the handles (configs, managers,
 // sandboxes, runs, uploads, downloads) that op arguments and results refer to by
 // integer. Created with `osb_session_new`, freed with `osb_session_free`.
 typedef struct OsbSession OsbSession;
-
-// An open execution or metrics stream (opaque). Freed with `osb_stream_free`.
-typedef struct OsbStream OsbStream;
-
-// An upload in progress (opaque). Freed with `osb_upload_free`.
-typedef struct OsbUpload OsbUpload;
 
 // Completion callback of every async function.
 //
@@ -88,20 +43,6 @@ typedef struct OsbUpload OsbUpload;
 // non-NULL and owned by the callee (free it with `osb_error_free`) and `result` is
 // NULL. Ownership of a non-NULL `result` passes to the callee as well.
 typedef void (*OsbCallback)(uintptr_t user_data, void *result, struct OsbError *error);
-
-// A borrowed view of an event's common fields (filled by `osb_event_view`).
-typedef struct OsbEventView {
-  // One of the `OSB_EVENT_*` constants.
-  int32_t event_type;
-  // UTF-8 text, borrowed from the event (valid until `osb_event_free`): the
-  // execution id for `init`, the line for `stdout`/`stderr`, the text for `status`;
-  // NULL for the other types.
-  const uint8_t *text;
-  // Length of `text` in bytes.
-  size_t text_len;
-  // Unix milliseconds.
-  int64_t timestamp;
-} OsbEventView;
 
 #ifdef __cplusplus
 extern "C" {
@@ -113,8 +54,7 @@ const char *osb_version(void);
 // The ABI version (`OSB_ABI_VERSION`).
 uint32_t osb_abi_version(void);
 
-// Frees an owned `char *` returned by this library (JSON results, `*_to_json`,
-// `*_describe`). NULL is a no-op. Never pass a string this library did not allocate,
+// Frees an owned `char *` returned by this library (JSON results, `*_to_json`). NULL is a no-op. Never pass a string this library did not allocate,
 // nor a borrowed one.
 //
 // # Safety
@@ -144,30 +84,6 @@ bool osb_cancel_is_cancelled(const struct OsbCancel *c);
 // # Safety
 // `c` is NULL or an `OsbCancel` from `osb_cancel_new`, not used afterwards.
 void osb_cancel_free(struct OsbCancel *c);
-
-// Builds a connection configuration from `options_json` (NULL = `{}`; keys in
-// API.md §4: `domain`, `api_key`, `protocol`, `request_timeout_ms`,
-// `connect_timeout_ms`, `headers`, `user_agent`, `use_server_proxy`, `retry`).
-// Unset values fall back to `OPEN_SANDBOX_*` environment variables and defaults.
-// Returns an owned handle (free with `osb_config_free`), or NULL with `*error_out` set.
-//
-// # Safety
-// `options_json` is NULL or a NUL-terminated string; `error_out` is NULL or writable.
-struct OsbConfig *osb_config_new(const char *options_json, struct OsbError **error_out);
-
-// The resolved settings as JSON (`domain`, `protocol`, `base_url`, `api_key_set`,
-// `request_timeout_ms`, `connect_timeout_ms`, `headers`, `user_agent`,
-// `use_server_proxy`). Owned: free with `osb_string_free`. NULL when `c` is NULL.
-//
-// # Safety
-// `c` is NULL or a live `OsbConfig`.
-char *osb_config_describe(const struct OsbConfig *c);
-
-// Frees a configuration. Handles created from it stay valid. NULL is a no-op.
-//
-// # Safety
-// `c` is NULL or an `OsbConfig` from `osb_config_new`, not used afterwards.
-void osb_config_free(struct OsbConfig *c);
 
 // The error kind, one of `api`, `not_found`, `unauthorized`, `timeout`,
 // `ready_timeout`, `connection`, `stream`, `invalid_argument`, `cancelled`, `internal`.
@@ -227,117 +143,6 @@ char *osb_error_to_json(const struct OsbError *e);
 // `e` is NULL or an `OsbError` this library handed out, not used afterwards.
 void osb_error_free(struct OsbError *e);
 
-// A lifecycle client over `c`'s settings. Owned: free with `osb_manager_free`.
-// NULL with `*error_out` set on failure.
-//
-// # Safety
-// `c` is a live `OsbConfig`; `error_out` is NULL or writable.
-struct OsbManager *osb_manager_new(const struct OsbConfig *c, struct OsbError **error_out);
-
-// Runs a lifecycle op (API.md §6.1) with `args_json` (NULL = no arguments). The
-// callback's result is an owned JSON `char *` (`null` for ops without a value).
-//
-// # Safety
-// `m` is a live `OsbManager`; `op`/`args_json` are NULL or NUL-terminated strings
-// (borrowed for the call); `cancel` is NULL or a live `OsbCancel`.
-void osb_manager_call(const struct OsbManager *m,
-                      const char *op,
-                      const char *args_json,
-                      const struct OsbCancel *cancel,
-                      OsbCallback callback,
-                      uintptr_t user_data);
-
-// Frees a manager (local resources only). NULL is a no-op.
-//
-// # Safety
-// `m` is NULL or an `OsbManager` from `osb_manager_new`, not used afterwards.
-void osb_manager_free(struct OsbManager *m);
-
-// Creates a sandbox and waits for readiness (API.md §6.2 options; NULL = defaults,
-// which fail without an image or snapshot). The callback's result is an owned
-// `OsbSandbox *` (free with `osb_sandbox_free`). If the sandbox never becomes ready,
-// or the call is cancelled after the server created it, it is deleted again.
-//
-// # Safety
-// `c` is a live `OsbConfig`; `options_json` is NULL or NUL-terminated (borrowed for
-// the call); `cancel` is NULL or a live `OsbCancel`.
-void osb_sandbox_create(const struct OsbConfig *c,
-                        const char *options_json,
-                        const struct OsbCancel *cancel,
-                        OsbCallback callback,
-                        uintptr_t user_data);
-
-// Connects to an existing sandbox (`{sandbox_id, ready_timeout_ms,
-// health_check_polling_interval_ms, skip_health_check}`). Result: owned `OsbSandbox *`.
-//
-// # Safety
-// As `osb_sandbox_create`.
-void osb_sandbox_connect(const struct OsbConfig *c,
-                         const char *options_json,
-                         const struct OsbCancel *cancel,
-                         OsbCallback callback,
-                         uintptr_t user_data);
-
-// Resumes a paused sandbox on the server, then connects (same options as
-// `osb_sandbox_connect`). Result: owned `OsbSandbox *`.
-//
-// # Safety
-// As `osb_sandbox_create`.
-void osb_sandbox_resume(const struct OsbConfig *c,
-                        const char *options_json,
-                        const struct OsbCancel *cancel,
-                        OsbCallback callback,
-                        uintptr_t user_data);
-
-// The sandbox id. Borrowed: valid until `osb_sandbox_free(s)`. NULL when `s` is NULL.
-//
-// # Safety
-// `s` is NULL or a live `OsbSandbox`.
-const char *osb_sandbox_id(const struct OsbSandbox *s);
-
-// Runs a sandbox op (API.md §6.3) with `args_json` (NULL = no arguments). The
-// callback's result is an owned JSON `char *` (`null` for ops without a value).
-//
-// # Safety
-// `s` is a live `OsbSandbox`; `op`/`args_json` are NULL or NUL-terminated strings
-// (borrowed for the call); `cancel` is NULL or a live `OsbCancel`.
-void osb_sandbox_call(const struct OsbSandbox *s,
-                      const char *op,
-                      const char *args_json,
-                      const struct OsbCancel *cancel,
-                      OsbCallback callback,
-                      uintptr_t user_data);
-
-// Blocking `osb_sandbox_call`: runs the op on the calling thread and returns its owned
-// JSON result (`null` for ops without a value; free with `osb_string_free`), or NULL
-// with `*error_out` set. Not callable from a library callback. Cheaper than the async
-// form for hosts whose threads may block (one thread hop less).
-//
-// # Safety
-// As `osb_sandbox_call`; `error_out` is NULL or writable.
-char *osb_sandbox_call_blocking(const struct OsbSandbox *s,
-                                const char *op,
-                                const char *args_json,
-                                const struct OsbCancel *cancel,
-                                struct OsbError **error_out);
-
-// Blocking `osb_manager_call` (see `osb_sandbox_call_blocking`).
-//
-// # Safety
-// As `osb_manager_call`; `error_out` is NULL or writable.
-char *osb_manager_call_blocking(const struct OsbManager *m,
-                                const char *op,
-                                const char *args_json,
-                                const struct OsbCancel *cancel,
-                                struct OsbError **error_out);
-
-// Frees the local handle (connections); the remote sandbox keeps running. NULL is a
-// no-op. Operations in flight on it still complete.
-//
-// # Safety
-// `s` is NULL or an `OsbSandbox` this library handed out, not used afterwards.
-void osb_sandbox_free(struct OsbSandbox *s);
-
 // A new multi-thread tokio runtime. `options_json` may be NULL (= `{}`); keys:
 // `worker_threads` (default: one per CPU), `thread_name` (default
 // `opensandbox-ffi-worker`). Unknown keys are an `invalid_argument`
@@ -347,15 +152,6 @@ void osb_sandbox_free(struct OsbSandbox *s);
 // # Safety
 // `options_json` is NULL or NUL-terminated (borrowed); `error_out` is NULL or writable.
 struct OsbRuntime *osb_runtime_new(const char *options_json, struct OsbError **error_out);
-
-// The process-wide default runtime (the one `osb_sandbox_call` and the other
-// handle-based functions run on, rebuilt in a `fork()`ed child), as an owned
-// reference: `osb_runtime_free` on it frees the reference and never stops the runtime.
-// NULL with `*error_out` set only if the runtime cannot be started.
-//
-// # Safety
-// `error_out` is NULL or writable.
-struct OsbRuntime *osb_runtime_default(struct OsbError **error_out);
 
 // Frees the caller's reference to the runtime. Sessions made on it and operations in
 // flight keep it running; when this was the last reference, the runtime is shut down
@@ -489,113 +285,6 @@ void osb_session_download_next(const struct OsbSession *s,
 // error.
 char *osb_ops_manifest(void);
 
-// Opens an execution stream (`commands.run`, `commands.run_in_session`, `code.run`)
-// or a metrics stream (`metrics.watch`) with `args_json` (API.md §6.4). The callback's
-// result is an owned `OsbStream *` (free with `osb_stream_free`), delivered once the
-// response headers arrived.
-//
-// # Safety
-// `s` is a live `OsbSandbox`; `op`/`args_json` are NULL or NUL-terminated (borrowed
-// for the call); `cancel` is NULL or a live `OsbCancel`.
-void osb_sandbox_open_stream(const struct OsbSandbox *s,
-                             const char *op,
-                             const char *args_json,
-                             const struct OsbCancel *cancel,
-                             OsbCallback callback,
-                             uintptr_t user_data);
-
-// Waits for the next event. The callback's result is an owned `OsbEvent *` (free
-// with `osb_event_free`), or NULL at the end of the stream (also for every call after
-// the end or after an error). One `next` at a time per stream.
-//
-// # Safety
-// `s` is a live `OsbStream`; `cancel` is NULL or a live `OsbCancel`.
-void osb_stream_next(struct OsbStream *s,
-                     const struct OsbCancel *cancel,
-                     OsbCallback callback,
-                     uintptr_t user_data);
-
-// Blocking `next`: returns an owned `OsbEvent *`, or NULL at the end (`*error_out`
-// NULL) or on error (`*error_out` set). Not callable from a library callback.
-//
-// # Safety
-// `s` is a live `OsbStream`; `cancel` is NULL or a live `OsbCancel`; `error_out` is
-// NULL or writable.
-struct OsbEvent *osb_stream_next_blocking(struct OsbStream *s,
-                                          const struct OsbCancel *cancel,
-                                          struct OsbError **error_out);
-
-// Closes the stream: the connection is dropped, and an execution opened with
-// `interrupt_on_drop` that has not ended is interrupted on the server. A `next` in
-// flight completes with a `cancelled` error. NULL is a no-op.
-//
-// # Safety
-// `s` is NULL or an `OsbStream` this library handed out, not used afterwards.
-void osb_stream_free(struct OsbStream *s);
-
-// Fills `out` with the event's type, text and timestamp. The text is borrowed from
-// `e`. Does nothing when `e` or `out` is NULL.
-//
-// # Safety
-// `e` is NULL or a live `OsbEvent`; `out` is NULL or writable.
-void osb_event_view(const struct OsbEvent *e, struct OsbEventView *out);
-
-// The whole event as JSON (shapes in API.md §4). Owned: free with `osb_string_free`.
-// NULL when `e` is NULL.
-//
-// # Safety
-// `e` is NULL or a live `OsbEvent`.
-char *osb_event_json(const struct OsbEvent *e);
-
-// Frees an event. NULL is a no-op.
-//
-// # Safety
-// `e` is NULL or an `OsbEvent` this library handed out, not used afterwards.
-void osb_event_free(struct OsbEvent *e);
-
-// Starts `GET /files/download` (`{path, range, offset, limit}`). The callback's
-// result is an owned `OsbDownload *` (free with `osb_download_free`), delivered once
-// the response headers arrived (a missing file fails here).
-//
-// # Safety
-// `s` is a live `OsbSandbox`; `args_json` is NULL or NUL-terminated (borrowed for the
-// call); `cancel` is NULL or a live `OsbCancel`.
-void osb_sandbox_download(const struct OsbSandbox *s,
-                          const char *args_json,
-                          const struct OsbCancel *cancel,
-                          OsbCallback callback,
-                          uintptr_t user_data);
-
-// Waits for the next chunk. The callback's result is an owned `OsbChunk *` (free with
-// `osb_chunk_free`), or NULL at the end. One call at a time per download.
-//
-// # Safety
-// `d` is a live `OsbDownload`; `cancel` is NULL or a live `OsbCancel`.
-void osb_download_next(struct OsbDownload *d,
-                       const struct OsbCancel *cancel,
-                       OsbCallback callback,
-                       uintptr_t user_data);
-
-// Blocking read into the caller's buffer: copies up to `cap` bytes to `buf` and
-// returns the count; 0 at the end; -1 on error (`*error_out` set). The rest of a
-// chunk is kept for the next call. Not callable from a library callback.
-//
-// # Safety
-// `d` is a live `OsbDownload`; `buf` points to `cap` writable bytes (may be NULL when
-// `cap` is 0); `cancel` is NULL or a live `OsbCancel`; `error_out` is NULL or writable.
-int64_t osb_download_read(struct OsbDownload *d,
-                          uint8_t *buf,
-                          size_t cap,
-                          const struct OsbCancel *cancel,
-                          struct OsbError **error_out);
-
-// Closes the download (drops the connection). A call in flight completes with a
-// `cancelled` error. NULL is a no-op.
-//
-// # Safety
-// `d` is NULL or an `OsbDownload` this library handed out, not used afterwards.
-void osb_download_free(struct OsbDownload *d);
-
 // The chunk's bytes, borrowed until `osb_chunk_free(c)`; stores the length in
 // `*len_out` (when not NULL). NULL (and length 0) when `c` is NULL.
 //
@@ -608,59 +297,6 @@ const uint8_t *osb_chunk_data(const struct OsbChunk *c, size_t *len_out);
 // # Safety
 // `c` is NULL or an `OsbChunk` this library handed out, not used afterwards.
 void osb_chunk_free(struct OsbChunk *c);
-
-// Starts `POST /files/upload` of one file (`{path, mode, owner, group, size}`) whose
-// content is fed by `osb_upload_write*` and ended by `osb_upload_finish`. Returns an
-// owned handle (free with `osb_upload_free`), or NULL with `*error_out` set.
-//
-// # Safety
-// `s` is a live `OsbSandbox`; `args_json` is NULL or NUL-terminated (borrowed);
-// `error_out` is NULL or writable.
-struct OsbUpload *osb_sandbox_upload(const struct OsbSandbox *s,
-                                     const char *args_json,
-                                     struct OsbError **error_out);
-
-// Queues `len` bytes from `data` (copied before returning). The callback's result is
-// NULL once the chunk is queued (at most 4 chunks wait), or an error if the request
-// already failed. One write at a time.
-//
-// # Safety
-// `u` is a live `OsbUpload`; `data` points to `len` readable bytes (NULL when `len` is
-// 0); `cancel` is NULL or a live `OsbCancel`.
-void osb_upload_write(struct OsbUpload *u,
-                      const uint8_t *data,
-                      size_t len,
-                      const struct OsbCancel *cancel,
-                      OsbCallback callback,
-                      uintptr_t user_data);
-
-// Blocking write: 0 once the chunk is queued, -1 on error (`*error_out` set). Not
-// callable from a library callback.
-//
-// # Safety
-// As `osb_upload_write`; `error_out` is NULL or writable.
-int32_t osb_upload_write_blocking(struct OsbUpload *u,
-                                  const uint8_t *data,
-                                  size_t len,
-                                  const struct OsbCancel *cancel,
-                                  struct OsbError **error_out);
-
-// Ends the body and waits for the server's answer. The callback's result is NULL on
-// success. When `size` was given and a different number of bytes was written, the
-// request is failed (nothing is stored) and the error is `invalid_argument`.
-//
-// # Safety
-// `u` is a live `OsbUpload`; `cancel` is NULL or a live `OsbCancel`.
-void osb_upload_finish(struct OsbUpload *u,
-                       const struct OsbCancel *cancel,
-                       OsbCallback callback,
-                       uintptr_t user_data);
-
-// Frees the upload; if it was not finished, the request is aborted. NULL is a no-op.
-//
-// # Safety
-// `u` is NULL or an `OsbUpload` this library handed out, not used afterwards.
-void osb_upload_free(struct OsbUpload *u);
 
 #ifdef __cplusplus
 }  // extern "C"

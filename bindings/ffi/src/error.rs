@@ -1,9 +1,9 @@
-//! `OsbError`: a core error carried across the boundary, read through accessors.
+//! `OsbError`: an error payload of the op layer (bindings/common) carried across the
+//! boundary, read through accessors.
 
 use std::ffi::{c_char, CString};
 use std::ptr;
 
-use opensandbox_core::Error;
 use serde_json::json;
 
 use crate::util::{c_string, guard, into_c_string};
@@ -21,19 +21,6 @@ pub struct OsbError {
 }
 
 impl OsbError {
-    pub(crate) fn from_core(e: &Error) -> OsbError {
-        OsbError {
-            kind: e.kind().as_str(),
-            status: e.status().unwrap_or(0),
-            code: e.code().map(c_string),
-            message: c_string(e.message()),
-            request_id: e.request_id().map(c_string),
-            operation: c_string(e.operation()),
-            body: e.body().map(c_string),
-            detail: e.to_string(),
-        }
-    }
-
     /// An error payload of the op layer (bindings/common) as an owned handle.
     pub(crate) fn from_op(e: &opensandbox_bindings::OpError) -> *mut OsbError {
         let kind = kind_cstr(&e.kind).to_str().unwrap_or("internal");
@@ -44,13 +31,9 @@ impl OsbError {
             message: c_string(&e.message),
             request_id: e.request_id.as_deref().map(c_string),
             operation: c_string(e.operation.as_deref().unwrap_or("")),
-            body: None,
+            body: e.body.as_deref().map(c_string),
             detail: e.to_string(),
         }))
-    }
-
-    pub(crate) fn into_raw(e: Error) -> *mut OsbError {
-        Box::into_raw(Box::new(OsbError::from_core(&e)))
     }
 }
 

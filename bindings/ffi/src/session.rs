@@ -26,29 +26,10 @@ use crate::util::{guard, into_c_string, token, Completion, OsbCallback, Payload}
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
 
 /// A tokio runtime, shut down when the last reference (runtime handle, session, or an
-/// operation in flight) goes away. The process-wide default (`osb_runtime_default`) has
-/// no `rt` to shut down: it lives for the process.
+/// operation in flight) goes away. The library starts no runtime of its own.
 pub(crate) struct RuntimeBox {
     rt: Mutex<Option<Runtime>>,
     handle: Handle,
-}
-
-/// The process-wide default runtime (the one the handle-based functions of §4 use).
-fn default_runtime() -> Result<Arc<RuntimeBox>, OpError> {
-    static DEFAULT: std::sync::OnceLock<Arc<RuntimeBox>> = std::sync::OnceLock::new();
-    if let Some(rt) = DEFAULT.get() {
-        return Ok(rt.clone());
-    }
-    let rt = catch_unwind(opensandbox_core::runtime::runtime)
-        .map_err(|p| panic_error("runtime.default", p))?;
-    Ok(DEFAULT
-        .get_or_init(|| {
-            Arc::new(RuntimeBox {
-                rt: Mutex::new(None),
-                handle: rt.handle().clone(),
-            })
-        })
-        .clone())
 }
 
 impl RuntimeBox {
@@ -298,24 +279,6 @@ pub unsafe extern "C" fn osb_runtime_new(
                 rt: Mutex::new(Some(rt)),
                 handle,
             });
-            Ok(Box::into_raw(Box::new(OsbRuntime { inner })))
-        })
-    }
-}
-
-/// The process-wide default runtime (the one `osb_sandbox_call` and the other
-/// handle-based functions run on, rebuilt in a `fork()`ed child), as an owned
-/// reference: `osb_runtime_free` on it frees the reference and never stops the runtime.
-/// NULL with `*error_out` set only if the runtime cannot be started.
-///
-/// # Safety
-/// `error_out` is NULL or writable.
-#[no_mangle]
-pub unsafe extern "C" fn osb_runtime_default(error_out: *mut *mut OsbError) -> *mut OsbRuntime {
-    // SAFETY: caller contract.
-    unsafe {
-        sync_export("runtime.default", error_out, std::ptr::null_mut(), || {
-            let inner = default_runtime()?;
             Ok(Box::into_raw(Box::new(OsbRuntime { inner })))
         })
     }

@@ -1,20 +1,12 @@
-//! The committed header must equal what cbindgen generates from the source.
+//! The committed header must equal what cbindgen generates from the source (build.rs
+//! runs cbindgen into `$OUT_DIR`).
 //! `OPENSANDBOX_BLESS=1 cargo test -p opensandbox-ffi --test header` rewrites it.
 
 use std::path::PathBuf;
 
+/// What build.rs generated from the current source.
 fn generate() -> String {
-    let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
-        .unwrap_or_else(|e| panic!("cbindgen.toml: {e}"));
-    let bindings = cbindgen::Builder::new()
-        .with_crate(&crate_dir)
-        .with_config(config)
-        .generate()
-        .unwrap_or_else(|e| panic!("cbindgen failed: {e}"));
-    let mut out = Vec::new();
-    bindings.write(&mut out);
-    String::from_utf8(out).expect("header is UTF-8")
+    include_str!(concat!(env!("OUT_DIR"), "/opensandbox.h")).to_owned()
 }
 
 #[test]
@@ -67,5 +59,6 @@ fn every_export_is_declared() {
             }
         }
     }
-    assert!(count >= 46, "expected at least 46 exports, found {count}");
+    // 31 since ABI 2 (the op-layer session and its plumbing only).
+    assert!(count >= 31, "expected at least 31 exports, found {count}");
 }

@@ -1,6 +1,8 @@
-/* Leak check of the C ABI: a create / run / stream / upload / download / error / kill
- * loop through the public header, run under valgrind (or LeakSanitizer) by
- * `make test-ffi`; also the op-layer session (osb_session_*) on an explicit runtime. Needs OPEN_SANDBOX_DOMAIN and OPEN_SANDBOX_API_KEY (scripts/with-server.sh).
+/* Leak check of the C ABI: a create / run / pulled run / cancel / upload / download /
+ * metrics / error / kill loop through the public header, all on op-layer sessions
+ * (osb_session_*) on explicit runtimes, one of each per iteration; run under valgrind
+ * (or LeakSanitizer) by `make test-ffi`. Needs OPEN_SANDBOX_DOMAIN and
+ * OPEN_SANDBOX_API_KEY (scripts/with-server.sh), which the session's base config reads.
  * Usage: leakcheck [ITERATIONS] */
 #include <pthread.h>
 #include <stdio.h>
@@ -62,104 +64,113 @@ static OsbError *wait_err(Waiter *w) {
   return w->error;
 }
 
-static char *call(OsbSandbox *sb, const char *op, const char *args) {
-  Waiter w;
-  waiter_init(&w);
-  osb_sandbox_call(sb, op, args, NULL, on_done, (uintptr_t)&w);
-  return (char *)wait_ok(&w, op);
+/* A blocking op that must succeed; returns its owned JSON. */
+static char *call(OsbSession *s, const char *op, const char *args) {
+  OsbError *err = NULL;
+  char *r = osb_session_call_blocking(s, op, args, NULL, &err);
+  if (!r) {
+    char *j = osb_error_to_json(err);
+    fprintf(stderr, "%s failed: %s\n", op, j);
+    osb_string_free(j);
+    osb_error_free(err);
+    exit(1);
+  }
+  return r;
+}
+
+/* The integer after "handle": in a result (and frees it). */
+static int take_handle(char *r) {
+  const char *p = strstr(r, "\"handle\":");
+  int h = p ? atoi(p + 9) : 0;
+  osb_string_free(r);
+  if (h <= 0) { fprintf(stderr, "no handle\n"); exit(1); }
+  return h;
 }
 
 int main(int argc, char **argv) {
   int iterations = argc > 1 ? atoi(argv[1]) : 3;
   OsbError *err = NULL;
-  OsbConfig *cfg = osb_config_new(NULL, &err); /* domain and key from the environment */
-  if (!cfg) return 1;
-  OsbManager *mgr = osb_manager_new(cfg, &err);
-  if (!mgr) return 1;
+  char args[200];
 
   for (int i = 0; i < iterations; i++) {
-    Waiter w;
-    waiter_init(&w);
-    osb_sandbox_create(cfg, "{\"image\":\"ubuntu:22.04\"}", NULL, on_done, (uintptr_t)&w);
-    OsbSandbox *sb = (OsbSandbox *)wait_ok(&w, "create");
+    OsbRuntime *rt = osb_runtime_new("{\"worker_threads\":2}", &err);
+    if (!rt) return 1;
+    OsbSession *s = osb_session_new(rt, &err);
+    /* The session keeps its own reference: the runtime ends with the session. */
+    osb_runtime_free(rt);
+    if (!s) return 1;
 
-    char *ex = call(sb, "commands.run", "{\"command\":\"echo hi; echo err >&2\"}");
+    int sb = take_handle(call(s, "sandbox.create", "{\"image\":\"ubuntu:22.04\"}"));
+
+    snprintf(args, sizeof args, "{\"sandbox\":%d,\"command\":\"echo hi; echo err >&2\"}", sb);
+    char *ex = call(s, "commands.run", args);
     if (!strstr(ex, "\"hi\"")) { fprintf(stderr, "unexpected: %s\n", ex); return 1; }
     osb_string_free(ex);
 
-    /* Stream: pull every event, view and JSON. */
-    waiter_init(&w);
-    osb_sandbox_open_stream(sb, "commands.run", "{\"command\":\"seq 1 50\"}", NULL, on_done,
-                            (uintptr_t)&w);
-    OsbStream *st = (OsbStream *)wait_ok(&w, "open_stream");
-    int events = 0;
-    for (;;) {
-      OsbEvent *ev = osb_stream_next_blocking(st, NULL, &err);
-      if (!ev) {
-        if (err) { osb_error_free(err); return 1; }
-        break;
-      }
-      OsbEventView v;
-      osb_event_view(ev, &v);
-      char *j = osb_event_json(ev);
-      osb_string_free(j);
-      osb_event_free(ev);
-      events++;
+    /* A started run pulled in batches to its end item (the folded exit code). */
+    snprintf(args, sizeof args, "{\"sandbox\":%d,\"command\":\"seq 50; exit 2\",\"handlers\":true}", sb);
+    int run = take_handle(call(s, "commands.start", args));
+    snprintf(args, sizeof args, "{\"handle\":%d,\"max\":16}", run);
+    int ended = 0;
+    while (!ended) {
+      char *r = call(s, "execution.next_batch", args);
+      ended = strstr(r, "\"done\":true") != NULL;
+      if (ended && !strstr(r, "\"exit_code\":2")) { fprintf(stderr, "bad end: %s\n", r); return 1; }
+      osb_string_free(r);
     }
-    osb_stream_free(st);
-    if (events < 52) { fprintf(stderr, "only %d events\n", events); return 1; }
+    osb_session_release(s, (uint64_t)run);
 
-    /* A stream dropped mid-way (connection closed, command interrupted). */
-    waiter_init(&w);
-    osb_sandbox_open_stream(sb, "commands.run",
-                            "{\"command\":\"echo x; sleep 20\",\"interrupt_on_drop\":true}",
-                            NULL, on_done, (uintptr_t)&w);
-    st = (OsbStream *)wait_ok(&w, "open_stream");
-    OsbEvent *first = osb_stream_next_blocking(st, NULL, &err);
-    osb_event_free(first);
-    osb_stream_free(st);
+    /* A run released mid-way (its command is interrupted on the server). */
+    snprintf(args, sizeof args, "{\"sandbox\":%d,\"command\":\"echo x; sleep 20\",\"handlers\":true}", sb);
+    run = take_handle(call(s, "commands.start", args));
+    if (!osb_session_release(s, (uint64_t)run)) return 1;
 
-    /* Upload 1 MiB in chunks, download it back. */
+    /* Upload 1 MiB in chunks (declared size), download it back. */
     static uint8_t buf[64 * 1024];
     for (size_t k = 0; k < sizeof buf; k++) buf[k] = (uint8_t)(k * 7);
-    OsbUpload *up = osb_sandbox_upload(sb, "{\"path\":\"/tmp/leak.bin\",\"size\":1048576}", &err);
-    if (!up) return 1;
+    snprintf(args, sizeof args, "{\"sandbox\":%d,\"path\":\"/tmp/leak.bin\",\"size\":1048576}", sb);
+    int up = take_handle(call(s, "upload.open", args));
     for (int k = 0; k < 16; k++) {
-      if (osb_upload_write_blocking(up, buf, sizeof buf, NULL, &err) != 0) return 1;
+      if (osb_session_upload_write_blocking(s, (uint64_t)up, buf, sizeof buf, NULL, &err) != 0) return 1;
     }
-    waiter_init(&w);
-    osb_upload_finish(up, NULL, on_done, (uintptr_t)&w);
-    wait_ok(&w, "upload_finish");
-    osb_upload_free(up);
+    snprintf(args, sizeof args, "{\"handle\":%d}", up);
+    osb_string_free(call(s, "upload.finish", args));
 
-    waiter_init(&w);
-    osb_sandbox_download(sb, "{\"path\":\"/tmp/leak.bin\"}", NULL, on_done, (uintptr_t)&w);
-    OsbDownload *dl = (OsbDownload *)wait_ok(&w, "download");
+    snprintf(args, sizeof args, "{\"sandbox\":%d,\"path\":\"/tmp/leak.bin\"}", sb);
+    int dl = take_handle(call(s, "download.open", args));
     long total = 0;
     for (;;) {
-      int64_t n = osb_download_read(dl, buf, sizeof buf, NULL, &err);
+      int64_t n = osb_session_download_read(s, (uint64_t)dl, buf, sizeof buf, NULL, &err);
       if (n < 0) { osb_error_free(err); return 1; }
       if (n == 0) break;
       total += n;
     }
-    osb_download_free(dl);
+    snprintf(args, sizeof args, "{\"handle\":%d}", dl);
+    osb_string_free(call(s, "download.close", args));
     if (total != 1048576) { fprintf(stderr, "downloaded %ld bytes\n", total); return 1; }
 
-    /* Chunk iteration, freed before the end. */
+    /* Chunk iteration (async), released before the end. */
+    snprintf(args, sizeof args, "{\"sandbox\":%d,\"path\":\"/tmp/leak.bin\"}", sb);
+    dl = take_handle(call(s, "download.open", args));
+    Waiter w;
     waiter_init(&w);
-    osb_sandbox_download(sb, "{\"path\":\"/tmp/leak.bin\"}", NULL, on_done, (uintptr_t)&w);
-    dl = (OsbDownload *)wait_ok(&w, "download");
-    waiter_init(&w);
-    osb_download_next(dl, NULL, on_done, (uintptr_t)&w);
+    osb_session_download_next(s, (uint64_t)dl, 4096, NULL, on_done, (uintptr_t)&w);
     OsbChunk *ch = (OsbChunk *)wait_ok(&w, "download_next");
     size_t len = 0;
     (void)osb_chunk_data(ch, &len);
     osb_chunk_free(ch);
-    osb_download_free(dl);
+    if (len == 0 || !osb_session_release(s, (uint64_t)dl)) return 1;
 
-    /* An error travels back and is freed. */
+    /* Metrics pulled as a stream, released after the first batch. */
+    snprintf(args, sizeof args, "{\"sandbox\":%d}", sb);
+    int m = take_handle(call(s, "metrics.start", args));
+    snprintf(args, sizeof args, "{\"handle\":%d,\"max\":1}", m);
+    osb_string_free(call(s, "execution.next_batch", args));
+    osb_session_release(s, (uint64_t)m);
+
+    /* An error travels back (async) and is freed. */
     waiter_init(&w);
-    osb_manager_call(mgr, "get_sandbox_info", "{\"sandbox_id\":\"missing\"}", NULL, on_done,
+    osb_session_call(s, "manager.get_sandbox_info", "{\"sandbox_id\":\"missing\"}", NULL, on_done,
                      (uintptr_t)&w);
     OsbError *e = wait_err(&w);
     if (!e || osb_error_status(e) != 404) return 1;
@@ -170,65 +181,25 @@ int main(int argc, char **argv) {
     /* A cancelled call. */
     OsbCancel *tok = osb_cancel_new();
     waiter_init(&w);
-    osb_sandbox_call(sb, "commands.run", "{\"command\":\"sleep 20\"}", tok, on_done, (uintptr_t)&w);
+    snprintf(args, sizeof args, "{\"sandbox\":%d,\"command\":\"sleep 20\"}", sb);
+    osb_session_call(s, "commands.run", args, tok, on_done, (uintptr_t)&w);
     osb_cancel_cancel(tok);
     e = wait_err(&w);
     if (!e) return 1;
     osb_error_free(e);
     osb_cancel_free(tok);
 
-    char *r = call(sb, "kill", NULL);
-    osb_string_free(r);
-    osb_sandbox_free(sb);
-
-    /* The op-layer session on an explicit runtime: a started run pulled in batches to its
-     * end item, a run cancelled by release (interrupting its command), an unknown key, and
-     * the runtime's threads ended by the last free. */
-    OsbRuntime *rt = osb_runtime_new("{\"worker_threads\":2}", &err);
-    if (!rt) return 1;
-    OsbSession *s = osb_session_new(rt, &err);
-    osb_runtime_free(rt);
-    if (!s) return 1;
-    r = osb_session_call_blocking(s, "sandbox.create", "{\"image\":\"ubuntu:22.04\"}", NULL, &err);
-    if (!r) return 1;
-    int sbh = atoi(strstr(r, "\"handle\":") + 9);
-    osb_string_free(r);
-    char args[160];
-    snprintf(args, sizeof args, "{\"sandbox\":%d,\"command\":\"seq 50; exit 2\",\"handlers\":true}", sbh);
-    r = osb_session_call_blocking(s, "commands.start", args, NULL, &err);
-    if (!r) return 1;
-    int run = atoi(strstr(r, "\"handle\":") + 9);
-    osb_string_free(r);
-    snprintf(args, sizeof args, "{\"handle\":%d,\"max\":16}", run);
-    int ended = 0;
-    while (!ended) {
-      r = osb_session_call_blocking(s, "execution.next_batch", args, NULL, &err);
-      if (!r) return 1;
-      ended = strstr(r, "\"done\":true") != NULL;
-      if (ended && !strstr(r, "\"exit_code\":2")) return 1;
-      osb_string_free(r);
-    }
-    osb_session_release(s, (uint64_t)run);
-    snprintf(args, sizeof args, "{\"sandbox\":%d,\"command\":\"sleep 20\"}", sbh);
-    r = osb_session_call_blocking(s, "commands.start", args, NULL, &err);
-    if (!r) return 1;
-    run = atoi(strstr(r, "\"handle\":") + 9);
-    osb_string_free(r);
-    if (!osb_session_release(s, (uint64_t)run)) return 1;
-    r = osb_session_call_blocking(s, "commands.start", "{\"sandbox\":1,\"comand\":\"x\"}", NULL, &err);
+    /* An unknown key, and the manifest. */
+    char *r = osb_session_call_blocking(s, "commands.start", "{\"sandbox\":1,\"comand\":\"x\"}", NULL, &err);
     if (r || !err) return 1;
     osb_error_free(err);
     err = NULL;
-    char *m = osb_ops_manifest();
-    osb_string_free(m);
-    snprintf(args, sizeof args, "{\"sandbox\":%d}", sbh);
-    r = osb_session_call_blocking(s, "sandbox.kill", args, NULL, &err);
-    if (!r) return 1;
-    osb_string_free(r);
+    osb_string_free(osb_ops_manifest());
+
+    snprintf(args, sizeof args, "{\"sandbox\":%d}", sb);
+    osb_string_free(call(s, "sandbox.kill", args));
     osb_session_free(s);
     printf("iteration %d ok\n", i + 1);
   }
-  osb_manager_free(mgr);
-  osb_config_free(cfg);
   return 0;
 }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Leak check of the C ABI (run by `make test-ffi`): builds tests/leakcheck.c with gcc
-# against the header and the static library, runs its create/run/stream/upload/
-# download/error/cancel/kill loop under valgrind against a fresh server, twice (3 and 9
-# iterations). Fails on any definite/indirect leak or memory error. (Bytes still
-# reachable at exit are printed for information only: they belong to the process-wide
-# runtime and to pooled connections still closing, and vary from run to run.)
+# against the header and the static library, runs its create/run/pulled-run/cancel/
+# upload/download/metrics/error/kill loop (one op-layer session and runtime per
+# iteration) under valgrind against a fresh server, twice (3 and 9 iterations). Fails on
+# any definite/indirect leak or memory error. (Bytes still reachable at exit are printed
+# for information only: process-wide statics of the libraries, such as TLS roots, and
+# vary from run to run.)
 #   bindings/ffi/tests/leakcheck.sh SERVER_BIN FFI_STATIC_LIB OUT_DIR
 set -euo pipefail
 SERVER="${1:?server binary}"; LIB="${2:?libopensandbox_ffi.a}"; OUT="${3:?out dir}"

@@ -10,8 +10,10 @@ from opensandbox.models.execd import ExecutionHandlers
 async def main() -> None:
     sandbox = await Sandbox.create("python:3.11")
     try:
-        await sandbox.files.write_file("hello.py", "print('Hello World')")
-        result = await sandbox.commands.run("python3 hello.py || echo Hello World")
+        await sandbox.files.write_file(
+            "hello.py", "import sys; print('Hello World from Python', sys.version.split()[0])"
+        )
+        result = await sandbox.commands.run("python3 hello.py")
         print(result.logs.stdout[0].text)
 
         async def on_stdout(msg):

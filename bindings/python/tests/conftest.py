@@ -28,7 +28,19 @@ def server():
     key = "pytest-key"
     out = open(os.path.join(data, "server.out"), "w+")
     proc = subprocess.Popen(
-        [binary, "--listen", "127.0.0.1:0", "--api-key", key, "--data-dir", data],
+        # bubblewrap over the host's directories, as scripts/with-server.sh does: `auto`
+        # would pick runc, whose images need a registry (scripts/local-registry.sh).
+        [
+            binary,
+            "--listen",
+            "127.0.0.1:0",
+            "--api-key",
+            key,
+            "--data-dir",
+            data,
+            "--runtime",
+            os.environ.get("WITH_SERVER_RUNTIME", "bwrap"),
+        ],
         stdout=out,
         stderr=open(os.path.join(data, "server.log"), "w"),
     )

@@ -96,6 +96,8 @@ namespace OpenSandbox.Conformance
         private readonly SHA256 _sha;
         private long _bytes;
         private long _lines;
+        /// <summary>The request's skip_accumulation: the handlers' own option.</summary>
+        public bool Skip;
         public readonly TaskCompletionSource<string> Init = new TaskCompletionSource<string>(TaskCreationOptions.RunContinuationsAsynchronously);
 
         public Recorder(bool record, bool digest)
@@ -110,7 +112,7 @@ namespace OpenSandbox.Conformance
         {
             return new ExecutionHandlers
             {
-                SkipAccumulation = _sha != null,
+                SkipAccumulation = _sha != null || Skip,
                 OnInit = i => { Init.TrySetResult(i.Id); Push(Ev("init", "id", i.Id)); return Task.CompletedTask; },
                 OnStdout = m =>
                 {
@@ -140,6 +142,14 @@ namespace OpenSandbox.Conformance
                 },
                 OnExecutionComplete = c => { Push(Ev("execution_complete", null, null)); return Task.CompletedTask; },
             };
+        }
+
+        /// <summary>The recording handlers when <paramref name="use"/>, else only the
+        /// skip_accumulation option (as a user keeping no output writes it), else null.</summary>
+        public ExecutionHandlers HandlersIf(bool use)
+        {
+            if (use) return Handlers();
+            return Skip ? new ExecutionHandlers { SkipAccumulation = true } : null;
         }
 
         private static readonly byte[] NewLine = { (byte)'\n' };
@@ -177,6 +187,7 @@ namespace OpenSandbox.Conformance
         private static readonly Dictionary<string, Sandbox> Sandboxes = new Dictionary<string, Sandbox>();
         private static readonly Dictionary<string, Task<Dictionary<string, object>>> Runs = new Dictionary<string, Task<Dictionary<string, object>>>();
         private static ConnectionConfig _defaultConfig;
+        private static readonly Dictionary<string, CancellationTokenSource> Cancels = new Dictionary<string, CancellationTokenSource>();
         private static int _runSeq;
 
         private static readonly string[] Ops =
@@ -189,7 +200,7 @@ namespace OpenSandbox.Conformance
             "manager.kill_sandbox", "manager.pause_sandbox", "manager.resume_sandbox", "manager.renew_sandbox",
             "manager.patch_sandbox_metadata", "manager.get_endpoint", "manager.get_snapshot",
             "manager.delete_snapshot", "manager.list_snapshots", "commands.run", "commands.start",
-            "execution.wait", "commands.interrupt", "commands.get_command_status",
+            "execution.wait", "execution.cancel", "commands.interrupt", "commands.get_command_status",
             "commands.get_background_command_logs", "commands.create_session", "commands.run_in_session",
             "commands.delete_session", "code.create_context", "code.get_context", "code.delete_context",
             "code.list_contexts", "code.delete_contexts", "code.run", "code.start", "code.interrupt",
@@ -541,15 +552,18 @@ namespace OpenSandbox.Conformance
             return d;
         }
 
-        /// <summary>Starts a run in the background and answers once init arrived (commands.start / code.start).</summary>
-        private static async Task<object> Start(Recorder rec, Func<ExecutionHandlers, Task<Execution>> begin)
+        /// <summary>Starts a run in the background and answers once init arrived (commands.start / code.start).
+        /// execution.cancel cancels the token the run was given (.NET's own cancellation).</summary>
+        private static async Task<object> Start(Recorder rec, Func<ExecutionHandlers, CancellationToken, Task<Execution>> begin)
         {
-            var run = Finish(begin(rec.Handlers()), rec);
+            var cts = new CancellationTokenSource();
+            var run = Finish(begin(rec.Handlers(), cts.Token), rec);
             var first = await Task.WhenAny(rec.Init.Task, run, Task.Delay(TimeSpan.FromSeconds(30))).ConfigureAwait(false);
             if (first == rec.Init.Task)
             {
                 var handle = "run-" + Interlocked.Increment(ref _runSeq);
                 Runs[handle] = run;
+                Cancels[handle] = cts;
                 return new Dictionary<string, object> { { "handle", handle }, { "id", rec.Init.Task.Result } };
             }
             if (first == run)
@@ -568,25 +582,34 @@ namespace OpenSandbox.Conformance
                 Task<Dictionary<string, object>> run;
                 if (!Runs.TryGetValue(handle, out run)) throw new DriverError("driver_error", "no run with handle " + handle);
                 Runs.Remove(handle);
+                Cancels.Remove(handle);
                 return await run.ConfigureAwait(false);
+            }
+            if (op == "execution.cancel")
+            {
+                var handle = a.Str("handle");
+                CancellationTokenSource cts;
+                if (!Cancels.TryGetValue(handle, out cts)) throw new DriverError("driver_error", "no run with handle " + handle);
+                cts.Cancel();
+                return null;
             }
             var sb = await GetSandbox(a).ConfigureAwait(false);
             switch (op)
             {
                 case "commands.run":
                 {
-                    var rec = new Recorder(a.Bool("handlers"), a.Bool("digest"));
+                    var rec = new Recorder(a.Bool("handlers"), a.Bool("digest")) { Skip = a.Bool("skip_accumulation") };
                     var opts = CommandOptions(a);
                     // Without handlers the SDK folds the run itself (RunAsync without handlers).
                     var useHandlers = a.Bool("handlers") || a.Bool("digest");
-                    return await Finish(sb.Commands.RunAsync(a.Str("command"), opts, useHandlers ? rec.Handlers() : null), rec).ConfigureAwait(false);
+                    return await Finish(sb.Commands.RunAsync(a.Str("command"), opts, rec.HandlersIf(useHandlers)), rec).ConfigureAwait(false);
                 }
                 case "commands.start":
                 {
-                    var rec = new Recorder(a.Bool("handlers"), false);
+                    var rec = new Recorder(a.Bool("handlers"), false) { Skip = a.Bool("skip_accumulation") };
                     var cmd = a.Str("command");
                     var opts = CommandOptions(a);
-                    return await Start(rec, h => sb.Commands.RunAsync(cmd, opts, h)).ConfigureAwait(false);
+                    return await Start(rec, (h, ct) => sb.Commands.RunAsync(cmd, opts, h, ct)).ConfigureAwait(false);
                 }
                 case "commands.interrupt": await sb.Commands.InterruptAsync(a.Str("id")).ConfigureAwait(false); return null;
                 case "commands.get_command_status":
@@ -611,7 +634,7 @@ namespace OpenSandbox.Conformance
                 }
                 case "commands.run_in_session":
                 {
-                    var rec = new Recorder(a.Bool("handlers"), false);
+                    var rec = new Recorder(a.Bool("handlers"), false) { Skip = a.Bool("skip_accumulation") };
                     var ms = a.OptLong("timeout_ms");
                     var opts = new RunInSessionOptions
                     {
@@ -619,7 +642,7 @@ namespace OpenSandbox.Conformance
                         TimeoutSeconds = ms.HasValue ? (int?)Math.Max(1, (int)((ms.Value + 999) / 1000)) : null,
                     };
                     return await Finish(sb.Commands.RunInSessionAsync(a.Str("session_id"), a.Str("command"), opts,
-                        a.Bool("handlers") ? rec.Handlers() : null), rec).ConfigureAwait(false);
+                        rec.HandlersIf(a.Bool("handlers"))), rec).ConfigureAwait(false);
                 }
                 case "commands.delete_session": await sb.Commands.DeleteSessionAsync(a.Str("session_id")).ConfigureAwait(false); return null;
             }
@@ -649,7 +672,7 @@ namespace OpenSandbox.Conformance
                 case "code.run":
                 case "code.start":
                 {
-                    var rec = new Recorder(a.Bool("handlers"), false);
+                    var rec = new Recorder(a.Bool("handlers"), false) { Skip = a.Bool("skip_accumulation") };
                     var ctxId = a.OptStr("context_id");
                     var code = a.Str("code");
                     Func<ExecutionHandlers, RunCodeOptions> opts = h => new RunCodeOptions
@@ -658,8 +681,8 @@ namespace OpenSandbox.Conformance
                         Language = ctxId == null ? (a.OptStr("language") ?? SupportedLanguage.Python) : null,
                         Handlers = h,
                     };
-                    if (op == "code.start") return await Start(rec, h => codes.RunAsync(code, opts(h))).ConfigureAwait(false);
-                    return await Finish(codes.RunAsync(code, opts(a.Bool("handlers") ? rec.Handlers() : null)), rec).ConfigureAwait(false);
+                    if (op == "code.start") return await Start(rec, (h, ct) => codes.RunAsync(code, opts(h), ct)).ConfigureAwait(false);
+                    return await Finish(codes.RunAsync(code, opts(rec.HandlersIf(a.Bool("handlers")))), rec).ConfigureAwait(false);
                 }
                 case "code.interrupt": await codes.InterruptAsync(a.Str("id")).ConfigureAwait(false); return null;
             }

@@ -48,6 +48,7 @@ type state struct {
 	sandboxes map[string]*opensandbox.Sandbox
 	contexts  map[string]opensandbox.CodeContext
 	runs      map[string]chan runResult
+	cancels   map[string]context.CancelFunc
 	next      int
 	manager   *opensandbox.SandboxManager
 }
@@ -62,7 +63,7 @@ var ops = []string{
 	"manager.pause_sandbox", "manager.resume_sandbox", "manager.renew_sandbox",
 	"manager.patch_sandbox_metadata", "manager.get_endpoint", "manager.get_snapshot",
 	"manager.delete_snapshot", "manager.list_snapshots",
-	"commands.run", "commands.start", "execution.wait", "commands.interrupt",
+	"commands.run", "commands.start", "execution.wait", "execution.cancel", "commands.interrupt",
 	"commands.get_command_status", "commands.get_background_command_logs",
 	"commands.create_session", "commands.run_in_session", "commands.delete_session",
 	"code.create_context", "code.get_context", "code.delete_context", "code.list_contexts",
@@ -93,6 +94,7 @@ func main() {
 		sandboxes: map[string]*opensandbox.Sandbox{},
 		contexts:  map[string]opensandbox.CodeContext{},
 		runs:      map[string]chan runResult{},
+		cancels:   map[string]context.CancelFunc{},
 	}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	for {
@@ -451,7 +453,9 @@ type recorder struct {
 	events []any
 	record bool
 	digest bool
-	hash   interface {
+	// skip is the request's skip_accumulation (the handlers' own option).
+	skip bool
+	hash interface {
 		io.Writer
 		Sum([]byte) []byte
 	}
@@ -475,7 +479,7 @@ func (r *recorder) push(v map[string]any) {
 
 func (r *recorder) handlers() *opensandbox.ExecutionHandlers {
 	return &opensandbox.ExecutionHandlers{
-		SkipAccumulation: r.digest,
+		SkipAccumulation: r.digest || r.skip,
 		OnInit: func(i opensandbox.ExecutionInit) error {
 			if r.onInit != nil {
 				r.onInit(i.ID)
@@ -585,7 +589,23 @@ func (st *state) dispatch(op string, a args) (any, error) {
 		}
 		delete(st.runs, h)
 		r := <-ch
+		if cancel := st.cancels[h]; cancel != nil {
+			cancel()
+			delete(st.cancels, h)
+		}
 		return r.value, r.err
+	case op == "execution.cancel":
+		// Go's own cancellation: cancelling the context the run was started with.
+		h, err := a.str("handle")
+		if err != nil {
+			return nil, err
+		}
+		cancel, ok := st.cancels[h]
+		if !ok {
+			return nil, driverErr("no run with handle %s", h)
+		}
+		cancel()
+		return nil, nil
 	}
 	sb, release, err := st.sandbox(ctx, a)
 	if err != nil {
@@ -900,14 +920,17 @@ func commandRequest(a args) (opensandbox.RunCommandRequest, error) {
 	return r, nil
 }
 
-// start runs f in a goroutine and answers once the execution id is known.
-func (st *state) start(f func(r *recorder) (*opensandbox.Execution, error), record bool) (any, error) {
+// start runs f in a goroutine and answers once the execution id is known;
+// execution.cancel cancels the context f got.
+func (st *state) start(f func(ctx context.Context, r *recorder) (*opensandbox.Execution, error), record, skip bool) (any, error) {
 	rec := newRecorder(record, false)
+	rec.skip = skip
 	idCh := make(chan string, 1)
 	rec.onInit = func(id string) { idCh <- id }
 	done := make(chan runResult, 1)
+	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		e, err := f(rec)
+		e, err := f(ctx, rec)
 		if err != nil {
 			done <- runResult{err: err}
 			return
@@ -919,13 +942,16 @@ func (st *state) start(f func(r *recorder) (*opensandbox.Execution, error), reco
 		st.next++
 		h := fmt.Sprintf("run-%d", st.next)
 		st.runs[h] = done
+		st.cancels[h] = cancel
 		return map[string]any{"handle": h, "id": id}, nil
 	case r := <-done:
+		cancel()
 		if r.err != nil {
 			return nil, r.err
 		}
 		return nil, driverErr("the run ended without an init event")
 	case <-time.After(30 * time.Second):
+		cancel()
 		return nil, driverErr("no init event within 30s")
 	}
 }
@@ -938,6 +964,7 @@ func (st *state) commandsOp(ctx context.Context, op string, sb *opensandbox.Sand
 			return nil, err
 		}
 		rec := newRecorder(a.boolean("handlers"), a.boolean("digest"))
+		rec.skip = a.boolean("skip_accumulation")
 		e, err := sb.RunCommandWithOpts(ctx, req, rec.handlers())
 		if err != nil {
 			return nil, err
@@ -948,9 +975,9 @@ func (st *state) commandsOp(ctx context.Context, op string, sb *opensandbox.Sand
 		if err != nil {
 			return nil, err
 		}
-		return st.start(func(r *recorder) (*opensandbox.Execution, error) {
-			return sb.RunCommandWithOpts(context.Background(), req, r.handlers())
-		}, a.boolean("handlers"))
+		return st.start(func(ctx context.Context, r *recorder) (*opensandbox.Execution, error) {
+			return sb.RunCommandWithOpts(ctx, req, r.handlers())
+		}, a.boolean("handlers"), a.boolean("skip_accumulation"))
 	case "commands.interrupt":
 		return nil, sb.InterruptCommand(ctx, a.optStr("id"))
 	case "commands.get_command_status":
@@ -995,6 +1022,7 @@ func (st *state) commandsOp(ctx context.Context, op string, sb *opensandbox.Sand
 			req.Timeout = int64(t)
 		}
 		rec := newRecorder(a.boolean("handlers"), false)
+		rec.skip = a.boolean("skip_accumulation")
 		e, err := sb.RunInSession(ctx, sid, req, rec.handlers())
 		if err != nil {
 			return nil, err
@@ -1071,11 +1099,12 @@ func (st *state) codeOp(ctx context.Context, op string, sb *opensandbox.Sandbox,
 		}
 		req := opensandbox.RunCodeRequest{Context: target, Code: code}
 		if op == "code.start" {
-			return st.start(func(r *recorder) (*opensandbox.Execution, error) {
-				return sb.ExecuteCode(context.Background(), req, r.handlers())
-			}, a.boolean("handlers"))
+			return st.start(func(ctx context.Context, r *recorder) (*opensandbox.Execution, error) {
+				return sb.ExecuteCode(ctx, req, r.handlers())
+			}, a.boolean("handlers"), a.boolean("skip_accumulation"))
 		}
 		rec := newRecorder(a.boolean("handlers"), false)
+		rec.skip = a.boolean("skip_accumulation")
 		e, err := sb.ExecuteCode(ctx, req, rec.handlers())
 		if err != nil {
 			return nil, err

@@ -43,6 +43,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -244,11 +245,14 @@ public final class Driver {
         final MessageDigest sha;
         final List<Object> events = Collections.synchronizedList(new ArrayList<>());
         final CompletableFuture<String> init = new CompletableFuture<>();
+        /** The request's {@code skip_accumulation} (or digest): the handlers' own option. */
+        boolean skip;
         long bytes;
         long lines;
 
         Recorder(boolean record, boolean digest) {
             this.record = record;
+            this.skip = digest;
             try {
                 this.sha = digest ? MessageDigest.getInstance("SHA-256") : null;
             } catch (java.security.NoSuchAlgorithmException e) {
@@ -283,7 +287,7 @@ public final class Driver {
                     .onResult(r -> add("type", "result", "text", r.getText()))
                     .onError(e -> add("type", "error", "name", e.getName(), "value", e.getValue()))
                     .onExecutionComplete(c -> add("type", "execution_complete"))
-                    .skipAccumulation(sha != null)
+                    .skipAccumulation(skip)
                     .build();
         }
 
@@ -311,8 +315,18 @@ public final class Driver {
         }
         if (r != null) {
             b.handlers(r.handlers());
+        } else if (bool(a, "skip_accumulation")) {
+            // No callbacks: the option alone, as a user keeping no output would write it.
+            b.handlers(ExecutionHandlers.builder().skipAccumulation().build());
         }
         return b.build();
+    }
+
+    /** A recorder taking the request's {@code skip_accumulation}. */
+    static Recorder recorder(Map<?, ?> a, boolean record, boolean digest) {
+        Recorder r = new Recorder(record, digest);
+        r.skip = digest || bool(a, "skip_accumulation");
+        return r;
     }
 
     Object start(CompletableFuture<Execution> run, Recorder r) throws Exception {
@@ -522,11 +536,11 @@ public final class Driver {
                         .states(strList(a, "states")).page(integer(a, "page")).pageSize(integer(a, "page_size")).build())
                         .toJson();
             case "commands.run": {
-                Recorder r = bool(a, "handlers") || bool(a, "digest") ? new Recorder(bool(a, "handlers"), bool(a, "digest")) : null;
+                Recorder r = bool(a, "handlers") || bool(a, "digest") ? recorder(a, bool(a, "handlers"), bool(a, "digest")) : null;
                 return execution(sandbox(a).commands().run(commandRequest(a, r)), r);
             }
             case "commands.start": {
-                Recorder r = new Recorder(bool(a, "handlers"), false);
+                Recorder r = recorder(a, bool(a, "handlers"), false);
                 return start(sandbox(a).commands().runAsync(commandRequest(a, r)), r);
             }
             case "execution.wait": {
@@ -534,9 +548,23 @@ public final class Driver {
                 if (run == null) {
                     throw new DriverError("driver_error", "no run with handle " + str(a, "handle"));
                 }
-                Execution e = ((CompletableFuture<Execution>) run[0]).join();
+                Execution e;
+                try {
+                    e = ((CompletableFuture<Execution>) run[0]).join();
+                } catch (CancellationException c) {
+                    throw new DriverError("cancelled", "the run was cancelled: " + c.getMessage());
+                }
                 Recorder r = (Recorder) run[1];
                 return execution(e, r.record ? r : null);
+            }
+            case "execution.cancel": {
+                // Java's own cancellation: cancel(true) on the future of runAsync.
+                Object[] run = runs.get(req(a, "handle"));
+                if (run == null) {
+                    throw new DriverError("driver_error", "no run with handle " + str(a, "handle"));
+                }
+                ((CompletableFuture<?>) run[0]).cancel(true);
+                return null;
             }
             case "commands.interrupt":
                 sandbox(a).commands().interrupt(req(a, "id"));
@@ -548,7 +576,7 @@ public final class Driver {
             case "commands.create_session":
                 return Json.obj("session_id", sandbox(a).commands().createSession(str(a, "working_directory")));
             case "commands.run_in_session": {
-                Recorder r = bool(a, "handlers") ? new Recorder(true, false) : null;
+                Recorder r = bool(a, "handlers") ? recorder(a, true, false) : null;
                 RunInSessionRequest.Builder b = RunInSessionRequest.builder().command(req(a, "command"))
                         .workingDirectory(str(a, "working_directory"));
                 if (lng(a, "timeout_ms") != null) {
@@ -556,6 +584,8 @@ public final class Driver {
                 }
                 if (r != null) {
                     b.handlers(r.handlers());
+                } else if (bool(a, "skip_accumulation")) {
+                    b.handlers(ExecutionHandlers.builder().skipAccumulation().build());
                 }
                 return execution(sandbox(a).commands().runInSession(req(a, "session_id"), b.build()), r);
             }
@@ -580,15 +610,17 @@ public final class Driver {
                 codes(a).deleteContexts(req(a, "language"));
                 return null;
             case "code.run": {
-                Recorder r = bool(a, "handlers") ? new Recorder(true, false) : null;
+                Recorder r = bool(a, "handlers") ? recorder(a, true, false) : null;
                 RunCodeRequest.Builder b = RunCodeRequest.builder().code(req(a, "code")).context(codeTarget(a));
                 if (r != null) {
                     b.handlers(r.handlers());
+                } else if (bool(a, "skip_accumulation")) {
+                    b.handlers(ExecutionHandlers.builder().skipAccumulation().build());
                 }
                 return execution(codes(a).run(b.build()), r);
             }
             case "code.start": {
-                Recorder r = new Recorder(bool(a, "handlers"), false);
+                Recorder r = recorder(a, bool(a, "handlers"), false);
                 return start(codes(a).runAsync(RunCodeRequest.builder().code(req(a, "code")).context(codeTarget(a))
                         .handlers(r.handlers()).build()), r);
             }

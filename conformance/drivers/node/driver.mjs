@@ -23,7 +23,7 @@ const OPS = [
   'manager.kill_sandbox', 'manager.pause_sandbox', 'manager.resume_sandbox', 'manager.renew_sandbox',
   'manager.patch_sandbox_metadata', 'manager.get_endpoint', 'manager.get_snapshot',
   'manager.delete_snapshot', 'manager.list_snapshots', 'commands.run', 'commands.start',
-  'execution.wait', 'commands.interrupt', 'commands.get_command_status',
+  'execution.wait', 'execution.cancel', 'commands.interrupt', 'commands.get_command_status',
   'commands.get_background_command_logs', 'commands.create_session', 'commands.run_in_session',
   'commands.delete_session', 'code.create_context', 'code.get_context', 'code.list_contexts',
   'code.delete_context', 'code.delete_contexts', 'code.run', 'code.start', 'code.interrupt',
@@ -193,6 +193,7 @@ function recorder(args, onInit) {
     onError: (e) => push({ type: 'error', name: e.name, value: e.value }),
     onExecutionComplete: () => push({ type: 'execution_complete' }),
   };
+  if (args.skip_accumulation) h.skipAccumulation = true;
   if (args.digest) {
     const d = { hash: createHash('sha256'), bytes: 0, lines: 0 };
     rec.digest = d;
@@ -223,12 +224,16 @@ function cmdOpts(args) {
   };
 }
 
-/** Starts `run(handlers)` and answers once init arrived; the run continues. */
+/**
+ * Starts `run(handlers, signal)` and answers once init arrived; the run continues.
+ * `execution.cancel` aborts `signal` (the package's own cancellation).
+ */
 async function start(runFn, args) {
   let resolveInit;
   const init = new Promise((r) => (resolveInit = r));
   const { rec, handlers } = recorder(args, (id) => resolveInit(id));
-  const p = runFn(handlers).then((e) => execution(e, rec));
+  const ac = new AbortController();
+  const p = runFn(handlers, ac.signal).then((e) => execution(e, rec));
   p.catch(() => {});
   const id = await Promise.race([
     init,
@@ -238,7 +243,7 @@ async function start(runFn, args) {
     new Promise((_, rej) => setTimeout(() => rej(new DriverError('no init event within 30s')), 30_000).unref()),
   ]);
   const handle = `run-${++nextHandle}`;
-  runs.set(handle, p);
+  runs.set(handle, { p, ac });
   return { handle, id };
 }
 
@@ -413,13 +418,19 @@ async function dispatch(op, a) {
     }
     case 'commands.start': {
       const s = await sandbox(a);
-      return start((h) => s.commands.run(req(a, 'command'), cmdOpts(a), h), a);
+      return start((h, signal) => s.commands.run(req(a, 'command'), cmdOpts(a), h, signal), a);
     }
     case 'execution.wait': {
-      const p = runs.get(req(a, 'handle'));
-      if (!p) throw new DriverError(`no run with handle ${a.handle}`);
+      const run = runs.get(req(a, 'handle'));
+      if (!run) throw new DriverError(`no run with handle ${a.handle}`);
       runs.delete(a.handle);
-      return p;
+      return run.p;
+    }
+    case 'execution.cancel': {
+      const run = runs.get(req(a, 'handle'));
+      if (!run) throw new DriverError(`no run with handle ${a.handle}`);
+      run.ac.abort();
+      return null;
     }
     case 'commands.interrupt':
       await (await sandbox(a)).commands.interrupt(req(a, 'id'));
@@ -486,7 +497,7 @@ async function dispatch(op, a) {
       const s = await sandbox(a);
       const ci = await CodeInterpreter.create(s);
       const target = await codeContext(s, a);
-      return start((handlers) => ci.codes.run(req(a, 'code'), { ...target, handlers }), a);
+      return start((handlers, signal) => ci.codes.run(req(a, 'code'), { ...target, handlers, signal }), a);
     }
     case 'code.interrupt':
       await (await CodeInterpreter.create(await sandbox(a))).codes.interrupt(req(a, 'id'));
@@ -566,6 +577,7 @@ function errorJson(e) {
   if (e instanceof DriverError) return { kind: 'driver_error', message: e.message };
   if (e instanceof Unsupported) return { kind: 'unsupported_op', message: `unsupported op ${e.message}` };
   let kind = e && e.kind;
+  if (!kind && e && e.name === 'AbortError') kind = 'cancelled';
   if (!kind) {
     if (e instanceof SandboxReadyTimeoutException) kind = 'ready_timeout';
     else if (e instanceof InvalidArgumentException) kind = 'invalid_argument';

@@ -70,6 +70,7 @@ OPS = [
     "commands.run",
     "commands.start",
     "execution.wait",
+    "execution.cancel",
     "commands.interrupt",
     "commands.get_command_status",
     "commands.get_background_command_logs",
@@ -105,6 +106,11 @@ OPS = [
 
 class DriverError(Exception):
     """Bad request arguments (reported as driver_error)."""
+
+
+class RunCancelled(Exception):
+    """A run awaited by ``execution.wait`` ended in ``asyncio.CancelledError`` (reported
+    as kind ``cancelled``; CancelledError itself is a BaseException)."""
 
 
 def ts(t: Optional[datetime]) -> Optional[str]:
@@ -174,18 +180,23 @@ def execution(ex: Any, extra: Dict[str, Any]) -> Dict[str, Any]:
 
 
 class Recorder:
-    """Handlers that record callbacks in order, hash stdout, and signal init."""
+    """Handlers that record callbacks in order, hash stdout, and signal init.
+    ``skip`` (the request's ``skip_accumulation``) sets the handlers' own option."""
 
-    def __init__(self, record: bool, digest: bool, on_init: Optional[asyncio.Future] = None) -> None:
+    def __init__(
+        self, record: bool, digest: bool, on_init: Optional[asyncio.Future] = None, skip: bool = False
+    ) -> None:
         self.events = [] if record else None
         self.hasher = hashlib.sha256() if digest else None
         self.bytes = 0
         self.lines = 0
         self.init = on_init
+        self.skip = skip or digest
 
     def handlers(self) -> Optional[ExecutionHandlers]:
         if self.events is None and self.hasher is None and self.init is None:
-            return None
+            # No callbacks: the option alone, as a user keeping no output would write it.
+            return ExecutionHandlers(skip_accumulation=True) if self.skip else None
         return ExecutionHandlers(
             on_init=self.on_init,
             on_stdout=self.on_stdout,
@@ -193,7 +204,7 @@ class Recorder:
             on_result=self.on_result,
             on_error=self.on_error,
             on_execution_complete=self.on_complete,
-            skip_accumulation=self.hasher is not None,
+            skip_accumulation=self.skip,
         )
 
     def push(self, ev: Dict[str, Any]) -> None:
@@ -463,12 +474,12 @@ class Driver:
                 envs=a.get("envs"),
             )
             if op == "commands.run":
-                rec = Recorder(bool(a.get("handlers")), bool(a.get("digest")))
+                rec = Recorder(bool(a.get("handlers")), bool(a.get("digest")), skip=bool(a.get("skip_accumulation")))
                 ex = await sb.commands.run(a["command"], opts=opts, handlers=rec.handlers())
                 return execution(ex, rec.extra())
 
             async def run(init: asyncio.Future) -> Any:
-                rec = Recorder(bool(a.get("handlers")), False, init)
+                rec = Recorder(bool(a.get("handlers")), False, init, skip=bool(a.get("skip_accumulation")))
                 ex = await sb.commands.run(a["command"], opts=opts, handlers=rec.handlers())
                 return execution(ex, rec.extra())
 
@@ -477,7 +488,19 @@ class Driver:
             task = self.runs.pop(a.get("handle"), None)
             if task is None:
                 raise DriverError(f"no run with handle {a.get('handle')}")
-            return await task
+            try:
+                return await task
+            except asyncio.CancelledError:
+                if task.cancelled():
+                    raise RunCancelled("the run was cancelled") from None
+                raise
+        if op == "execution.cancel":
+            # Python's own cancellation: cancelling the task that awaits the run.
+            task = self.runs.get(a.get("handle"))
+            if task is None:
+                raise DriverError(f"no run with handle {a.get('handle')}")
+            task.cancel()
+            return None
         if op.startswith("commands."):
             sb = await self.sandbox(a)
             name = op.split(".", 1)[1]
@@ -501,7 +524,7 @@ class Driver:
             if name == "create_session":
                 return {"session_id": await sb.commands.create_session(working_directory=a.get("working_directory"))}
             if name == "run_in_session":
-                rec = Recorder(bool(a.get("handlers")), False)
+                rec = Recorder(bool(a.get("handlers")), False, skip=bool(a.get("skip_accumulation")))
                 ex = await sb.commands.run_in_session(
                     a["session_id"],
                     a["command"],
@@ -539,12 +562,12 @@ class Driver:
                     ctx = await ci.codes.get_context(a["context_id"])
                 lang = None if ctx is not None else a.get("language")
                 if name == "run":
-                    rec = Recorder(bool(a.get("handlers")), False)
+                    rec = Recorder(bool(a.get("handlers")), False, skip=bool(a.get("skip_accumulation")))
                     ex = await ci.codes.run(a["code"], language=lang, context=ctx, handlers=rec.handlers())
                     return execution(ex, rec.extra())
 
                 async def run_code(init: asyncio.Future) -> Any:
-                    rec = Recorder(bool(a.get("handlers")), False, init)
+                    rec = Recorder(bool(a.get("handlers")), False, init, skip=bool(a.get("skip_accumulation")))
                     ex = await ci.codes.run(a["code"], language=lang, context=ctx, handlers=rec.handlers())
                     return execution(ex, rec.extra())
 
@@ -631,6 +654,8 @@ class Driver:
 
 
 def error_json(exc: BaseException, op: str) -> Dict[str, Any]:
+    if isinstance(exc, RunCancelled):
+        return {"kind": "cancelled", "message": str(exc)}
     if isinstance(exc, NotImplementedError):
         return {"kind": "unsupported_op", "message": f"the python driver does not implement {op}"}
     if isinstance(exc, (DriverError, KeyError, TypeError, ValueError)) and not isinstance(exc, SandboxException):

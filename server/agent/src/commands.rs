@@ -400,6 +400,8 @@ pub(crate) fn run_foreground(state: &SharedState, spec: CommandSpec) -> Response
     ));
     state.commands.insert(Arc::clone(&record));
     let started = Instant::now();
+    // To tell an OOM kill from any other SIGKILL: the cgroup's counter moves.
+    let ooms_before = crate::metrics::oom_kills();
     let spawned = spec.spawn(|| Ok(Stdio::piped()), || Ok(Stdio::piped()));
     let (sink, response) = event_stream(&id);
 
@@ -444,10 +446,36 @@ pub(crate) fn run_foreground(state: &SharedState, spec: CommandSpec) -> Response
         }
         // Status first, so a client reacting to the terminal event sees it final.
         record.finish(outcome.clone());
-        let _ = sink.send(outcome.terminal_event(started.elapsed())).await;
+        let mut event = outcome.terminal_event(started.elapsed());
+        if let (Some(note), Some(error)) = (oom_note(&outcome, ooms_before), event.error.as_mut()) {
+            error.traceback.push(note);
+        }
+        let _ = sink.send(event).await;
     });
     response
 }
+
+/// "OOM: ..." when `outcome` is a SIGKILL (or a shell's 137) and the sandbox's cgroup
+/// counted an OOM kill since `before`.
+fn oom_note(outcome: &ExitOutcome, before: Option<u64>) -> Option<String> {
+    let killed = matches!(
+        outcome,
+        ExitOutcome::Signaled(libc::SIGKILL) | ExitOutcome::Exited(137)
+    );
+    if !killed || crate::metrics::oom_kills()? <= before? {
+        return None;
+    }
+    Some(match crate::metrics::memory_limit() {
+        Some(limit) => format!(
+            "OOM: killed by the kernel's out-of-memory killer at the sandbox's memory limit of {} MiB",
+            limit >> 20
+        ),
+        None => "OOM: killed by the kernel's out-of-memory killer".to_string(),
+    })
+}
+
+/// How long a finished background command's status waits for its log to drain.
+const LOG_DRAIN: Duration = Duration::from_millis(500);
 
 fn run_background(state: &SharedState, spec: CommandSpec) -> ApiResult<Response> {
     let id = new_id();
@@ -455,7 +483,13 @@ fn run_background(state: &SharedState, spec: CommandSpec) -> ApiResult<Response>
         ApiError::runtime(format!("cannot create the agent state directory: {err}"))
     })?;
     let log_path = dir.join(format!("{id}.log"));
-    let log = std::fs::File::create(&log_path)
+    // Readable too: the cap keeps the log's tail by reading it back.
+    let log = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&log_path)
         .map_err(|err| ApiError::runtime(format!("cannot create {}: {err}", log_path.display())))?;
     let record = Arc::new(CommandRecord::new(
         spec.content.clone(),
@@ -465,11 +499,17 @@ fn run_background(state: &SharedState, spec: CommandSpec) -> ApiResult<Response>
     ));
     state.commands.insert(Arc::clone(&record));
     let started = Instant::now();
+    // Through a pipe and a pump capped at --log-cap: the command never holds the
+    // file, so it cannot write past the cap.
+    let (out, err, drained) = crate::logcap::capped_pipe(log, id.clone())
+        .map_err(|err| ApiError::runtime(format!("cannot set up the log of {id}: {err}")))?;
     let spawned = spec.spawn(
-        || Ok(Stdio::from(log.try_clone()?)),
-        || Ok(Stdio::from(log.try_clone()?)),
+        || Ok(Stdio::from(out.try_clone()?)),
+        || Ok(Stdio::from(err.try_clone()?)),
     );
-    drop(log);
+    // Only the child keeps the write ends: the pump ends when the command's
+    // processes have all exited.
+    drop((out, err));
     let (sink, response) = event_stream(&id);
 
     match spawned {
@@ -479,6 +519,10 @@ fn run_background(state: &SharedState, spec: CommandSpec) -> ApiResult<Response>
             let timeout = spec.timeout;
             tokio::spawn(async move {
                 let outcome = wait_child(&mut child, timeout, pgid).await;
+                // Let the pump write what the command printed last, so the log is
+                // complete when the status says finished; a process the command left
+                // behind may hold the pipe open, so don't wait for it long.
+                let _ = tokio::time::timeout(LOG_DRAIN, drained).await;
                 record.finish(outcome);
             });
             tokio::spawn(async move {
@@ -791,7 +835,14 @@ async fn command_logs(
         .len();
     // The range is fixed now, so the header matches the body even if the command
     // keeps writing while the body streams.
-    let start = cursor.min(end);
+    // A cursor past the end of a log that was cut at the cap (it starts with the
+    // marker) is from before the cut: the log restarts at 0, marker first. Otherwise
+    // a cursor past the end reads nothing and is echoed back (upstream's contract).
+    let mut head = [0u8; 14];
+    let cut = cursor > end
+        && file.read_exact(&mut head).await.is_ok()
+        && head.starts_with(crate::logcap::MARKER_PREFIX.as_bytes());
+    let start = if cut { 0 } else { cursor.min(end) };
     file.seek(io::SeekFrom::Start(start))
         .await
         .map_err(|err| ApiError::runtime(format!("cannot read the log of {id}: {err}")))?;
@@ -803,10 +854,8 @@ async fn command_logs(
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     headers.insert(header::CONTENT_LENGTH, HeaderValue::from(end - start));
-    headers.insert(
-        "EXECD-COMMANDS-TAIL-CURSOR",
-        HeaderValue::from(end.max(cursor)),
-    );
+    let tail = if cut { end } else { end.max(cursor) };
+    headers.insert("EXECD-COMMANDS-TAIL-CURSOR", HeaderValue::from(tail));
     Ok(response)
 }
 

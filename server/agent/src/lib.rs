@@ -13,6 +13,7 @@
 //! - [`paths`]: confinement of user paths to the sandbox root.
 //! - [`files`]: file and directory operations, upload and download.
 //! - [`metrics`]: resource metrics and the metrics watch stream.
+//! - [`logcap`]: size-capped sandbox and background-command logs.
 //! - [`extract`]: `ApiJson` / `ApiQuery` / `QueryPairs` extractors whose rejections are
 //!   400 `{code, message}` instead of axum's plain-text 415/422. Use them in every route.
 //! - [`serve`]: the agent process (`AgentArgs`, [`run`]): Unix socket + entrypoint.
@@ -26,6 +27,7 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod files;
+pub mod logcap;
 pub mod metrics;
 pub mod paths;
 pub mod serve;

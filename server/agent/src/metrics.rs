@@ -159,6 +159,38 @@ async fn watch() -> Response {
         .into_response()
 }
 
+/// OOM kills so far in this sandbox's memory cgroup, as the sandbox sees it (its
+/// cgroup namespace makes its own cgroup the root of `/sys/fs/cgroup`): v1
+/// `memory.oom_control`, v2 `memory.events`. `None` without a memory cgroup (no
+/// limit, e.g. under bubblewrap).
+pub fn oom_kills() -> Option<u64> {
+    [
+        "/sys/fs/cgroup/memory/memory.oom_control",
+        "/sys/fs/cgroup/memory.events",
+    ]
+    .iter()
+    .find_map(|p| std::fs::read_to_string(p).ok())
+    .and_then(|text| parse_oom_kills(&text))
+}
+
+fn parse_oom_kills(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("oom_kill ")?.trim().parse().ok())
+}
+
+/// The sandbox's memory limit in bytes, as its cgroup says (`None`: unlimited or
+/// unknown).
+pub fn memory_limit() -> Option<u64> {
+    [
+        "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+        "/sys/fs/cgroup/memory.max",
+    ]
+    .iter()
+    .find_map(|p| std::fs::read_to_string(p).ok())
+    .and_then(|t| t.trim().parse().ok())
+    .filter(|b| *b < (1u64 << 62))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +209,15 @@ mod tests {
         let old = "MemTotal: 4096 kB\nMemFree: 1024 kB\nBuffers: 512 kB\nCached: 512 kB\n";
         assert_eq!(parse_meminfo(old).unwrap(), (4.0, 2.0));
         assert!(parse_meminfo("nothing").is_err());
+    }
+
+    #[test]
+    fn oom_kill_counter_parses_for_v1_and_v2() {
+        let v1 = "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n";
+        assert_eq!(parse_oom_kills(v1), Some(2));
+        let v2 = "low 0\nhigh 0\nmax 5\noom 1\noom_kill 1\noom_group_kill 0\n";
+        assert_eq!(parse_oom_kills(v2), Some(1));
+        assert_eq!(parse_oom_kills("nothing 1"), None);
     }
 
     #[test]

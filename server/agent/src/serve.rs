@@ -51,6 +51,11 @@ pub struct AgentArgs {
     /// sandbox cannot see, so the sandbox cannot swap it for a symlink or a FIFO.
     #[arg(long, value_name = "FD", conflicts_with = "status_file")]
     pub status_fd: Option<i32>,
+    /// Largest size, in bytes, of the sandbox log (the entrypoint's output, when the
+    /// agent's stdout is a file) and of each background command's log. Past it the
+    /// oldest half is dropped behind a marker line.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::logcap::DEFAULT_CAP)]
+    pub log_cap: u64,
     /// The sandbox's entrypoint, after `--`. Without one the agent serves until SIGTERM.
     #[arg(last = true, value_name = "ENTRYPOINT")]
     pub entrypoint: Vec<String>,
@@ -122,6 +127,7 @@ fn inherited_status_file(fd: i32) -> anyhow::Result<std::fs::File> {
     // SAFETY: plain fcntl on an fd this process owns.
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
     if flags >= 0 {
+        // SAFETY: as above; F_SETFD only changes the fd's close-on-exec flag.
         unsafe { libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) };
     }
     Ok(file)
@@ -166,8 +172,10 @@ fn inherited_listener(fd: i32) -> anyhow::Result<UnixListener> {
         .local_addr()
         .with_context(|| format!("--listen-fd {fd} is not a Unix socket"))?;
     // Not inherited by the entrypoint and the commands.
+    // SAFETY: fcntl reads the flags of `fd`, which `std_listener` owns (still open).
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
     if flags >= 0 {
+        // SAFETY: as above; F_SETFD only changes the fd's close-on-exec flag.
         unsafe { libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) };
     }
     std_listener
@@ -183,6 +191,18 @@ fn send_signal(pid: Option<u32>, sig: nix::sys::signal::Signal) {
     }
 }
 
+/// A capped pipe into our stdout when that is a regular file (the sandbox log).
+fn capped_stdout() -> std::io::Result<Option<(std::process::Stdio, std::process::Stdio)>> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdout().as_fd().try_clone_to_owned()?;
+    let file = std::fs::File::from(fd);
+    if !file.metadata()?.is_file() {
+        return Ok(None);
+    }
+    let (out, err, _drained) = crate::logcap::capped_pipe(file, "sandbox".into())?;
+    Ok(Some((out.into(), err.into())))
+}
+
 /// Runs the entrypoint until it exits or the agent is asked to stop.
 async fn supervise(
     entrypoint: &[String],
@@ -190,9 +210,18 @@ async fn supervise(
     term: &mut tokio::signal::unix::Signal,
     int: &mut tokio::signal::unix::Signal,
 ) -> EntrypointStatus {
-    let mut child = match tokio::process::Command::new(&entrypoint[0])
-        .args(&entrypoint[1..])
-        .current_dir(workdir)
+    let mut command = tokio::process::Command::new(&entrypoint[0]);
+    command.args(&entrypoint[1..]).current_dir(workdir);
+    // The sandbox log is our stdout: the entrypoint writes to it through a capped pump
+    // (a pipe), never to the file itself.
+    match capped_stdout() {
+        Ok(Some((out, err))) => {
+            command.stdout(out).stderr(err);
+        }
+        Ok(None) => {}
+        Err(e) => tracing::warn!(error = %e, "the sandbox log is not capped"),
+    }
+    let mut child = match command
         // If the agent itself fails, the sandbox must not keep running unsupervised.
         .kill_on_drop(true)
         .spawn()
@@ -244,6 +273,13 @@ async fn stop_child(
 
 /// The agent's main: serve, supervise, report. Returns the process exit code.
 pub async fn run(args: AgentArgs) -> anyhow::Result<i32> {
+    crate::logcap::set_cap(args.log_cap);
+    // Not dumpable: a sandbox process (same uid) can then neither ptrace the agent nor
+    // open its fds through /proc/1/fd (the log file, the socket, the status file).
+    // SAFETY: prctl with integer arguments only.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        tracing::warn!(error = %std::io::Error::last_os_error(), "cannot make the agent non-dumpable");
+    }
     let root = std::fs::canonicalize(&args.root)
         .with_context(|| format!("sandbox root {}", args.root.display()))?;
     let workdir = host_workdir(&root, &args.workdir);

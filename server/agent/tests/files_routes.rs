@@ -1,5 +1,9 @@
 //! Every file and directory route of the execd API against a real agent on loopback.
 
+// A test crate: a failed unwrap/expect is a failed test (clippy.toml allows them in
+// #[test] functions; this covers the helpers around them too).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod files_support;
 
 use std::os::unix::fs::PermissionsExt;

@@ -1,6 +1,10 @@
 //! SIGTERM to the agent is forwarded to the entrypoint. In its own test binary because
 //! the signal goes to the whole test process.
 
+// A test crate: a failed unwrap/expect is a failed test (clippy.toml allows them in
+// #[test] functions; this covers the helpers around them too).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::time::Duration;
 
 use clap::Parser;

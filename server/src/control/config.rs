@@ -129,6 +129,54 @@ pub struct ServeArgs {
     #[arg(long, env = "OPENSANDBOX_OCI_COPY_ROOTFS", hide = true)]
     pub oci_copy_rootfs: bool,
 
+    /// OCI runtimes: CPU limit of a sandbox whose request sets none (`1`, `500m`).
+    /// Default 1 CPU, or --max-cpu if lower.
+    #[arg(long, env = "OPENSANDBOX_DEFAULT_CPU", value_name = "CPUS")]
+    pub default_cpu: Option<String>,
+
+    /// OCI runtimes: memory limit (no swap) of a sandbox whose request sets none
+    /// (`512Mi`, `1Gi`). Default 1Gi, or --max-memory if lower.
+    #[arg(long, env = "OPENSANDBOX_DEFAULT_MEMORY", value_name = "BYTES")]
+    pub default_memory: Option<String>,
+
+    /// OCI runtimes: most processes and threads of a sandbox whose request sets no
+    /// `pids`. Default 1024, or --max-pids if lower.
+    #[arg(long, env = "OPENSANDBOX_DEFAULT_PIDS", value_name = "N")]
+    pub default_pids: Option<String>,
+
+    /// OCI runtimes: size of the writable storage (rootfs changes, /root, /tmp,
+    /// /workspace) of a sandbox whose request sets no `disk` [default: --max-disk,
+    /// else uncapped].
+    #[arg(long, env = "OPENSANDBOX_DEFAULT_DISK", value_name = "BYTES")]
+    pub default_disk: Option<String>,
+
+    /// OCI runtimes: largest `resourceLimits.cpu` a request may ask for (above: 400).
+    #[arg(long, env = "OPENSANDBOX_MAX_CPU", value_name = "CPUS")]
+    pub max_cpu: Option<String>,
+
+    /// OCI runtimes: largest `resourceLimits.memory` (above: 400).
+    #[arg(long, env = "OPENSANDBOX_MAX_MEMORY", value_name = "BYTES")]
+    pub max_memory: Option<String>,
+
+    /// OCI runtimes: largest `resourceLimits.pids` (above: 400).
+    #[arg(long, env = "OPENSANDBOX_MAX_PIDS", value_name = "N")]
+    pub max_pids: Option<String>,
+
+    /// OCI runtimes: largest `resourceLimits.disk` (above: 400).
+    #[arg(long, env = "OPENSANDBOX_MAX_DISK", value_name = "BYTES")]
+    pub max_disk: Option<String>,
+
+    /// Largest size of a sandbox's log and of each background command's log; past
+    /// it the oldest half is dropped and a marker line says how much.
+    #[arg(
+        long,
+        env = "OPENSANDBOX_LOG_CAP",
+        default_value = "16Mi",
+        value_name = "BYTES",
+        value_parser = parse_log_cap
+    )]
+    pub log_cap: u64,
+
     /// Path of the bubblewrap executable.
     #[arg(long, env = "OPENSANDBOX_BWRAP", default_value = "bwrap")]
     pub bwrap: PathBuf,
@@ -153,6 +201,20 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
+    /// The `resourceLimits` policy of the flags.
+    pub fn limit_policy(&self) -> anyhow::Result<super::oci::cgroups::Policy> {
+        super::oci::cgroups::Policy::from_flags(&super::oci::cgroups::PolicyFlags {
+            default_cpu: self.default_cpu.clone(),
+            default_memory: self.default_memory.clone(),
+            default_pids: self.default_pids.clone(),
+            default_disk: self.default_disk.clone(),
+            max_cpu: self.max_cpu.clone(),
+            max_memory: self.max_memory.clone(),
+            max_pids: self.max_pids.clone(),
+            max_disk: self.max_disk.clone(),
+        })
+    }
+
     pub fn db_path(&self) -> PathBuf {
         self.db
             .clone()
@@ -177,4 +239,13 @@ fn parse_seconds(raw: &str) -> Result<Duration, String> {
         ));
     }
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// A log cap: a quantity (`16Mi`) of at least 64 KiB.
+fn parse_log_cap(raw: &str) -> Result<u64, String> {
+    let bytes = super::oci::cgroups::parse_memory(raw).map_err(|e| format!("{raw:?}: {e:#}"))?;
+    if bytes < 64 * 1024 {
+        return Err(format!("{raw} is below the smallest log cap, 64Ki"));
+    }
+    Ok(bytes)
 }

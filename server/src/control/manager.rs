@@ -24,6 +24,9 @@ use super::{agent_client, security, snapshots, Control};
 
 const METADATA_RESERVED_PREFIX: &str = "opensandbox.io/";
 const DEFAULT_SNAPSHOT_ENTRYPOINT: [&str; 3] = ["tail", "-f", "/dev/null"];
+/// Status reason of a sandbox whose image is being pulled.
+const PULLING_IMAGE: &str = "PULLING_IMAGE";
+
 /// How long create waits for the agent to answer before returning `Pending`.
 const READY_WAIT: Duration = Duration::from_secs(10);
 /// How long a sandbox still Pending after `READY_WAIT` may take to become Running.
@@ -107,8 +110,46 @@ impl Control {
         self: &Arc<Self>,
         req: CreateSandboxRequest,
     ) -> ApiResult<SandboxRecord> {
+        // `image.auth` is used for the pull only: the record (stored, echoed) drops it.
+        let auth = req.image.as_ref().and_then(|i| i.auth.clone());
         let mut record = self.validate_create(req)?;
-        self.runtime.prepare_image(&record).await?;
+        let mut pull = record.clone();
+        if let Some(image) = pull.image.as_mut() {
+            image.auth = auth;
+        }
+        // A registry pull can take long: the sandbox is listed as Pending with the
+        // pull's progress meanwhile (and a failed pull leaves no sandbox behind).
+        let pulling = self.runtime.pulls_image(&record);
+        let progress = match &pulling {
+            Some(uri) => {
+                record.transition(
+                    SandboxState::Pending,
+                    PULLING_IMAGE,
+                    Some(format!("pulling image {uri}")),
+                );
+                self.save(&record)?;
+                Some(self.pull_progress(&record.id, uri))
+            }
+            None => None,
+        };
+        let prepared = self.runtime.prepare_image(&pull, progress).await;
+        drop(pull);
+        if pulling.is_some() {
+            let current = self.store.get_sandbox(&record.id)?;
+            if let Err(err) = prepared {
+                record.deleted = true;
+                self.save(&record)?;
+                return Err(err);
+            }
+            match current {
+                // Deleted while its image was pulled.
+                Some(r) if r.deleted => return Err(ApiError::sandbox_not_found(&record.id)),
+                None => return Err(ApiError::sandbox_not_found(&record.id)),
+                _ => {}
+            }
+        } else {
+            prepared?;
+        }
         let paths = self.runtime.paths(&record.id);
         self.runtime.prepare(&paths)?;
         if let Some(snapshot_id) = &record.snapshot_id {
@@ -162,6 +203,30 @@ impl Control {
             self.save(&record)?;
         }
         Ok(record)
+    }
+
+    /// Writes a pull's progress into the Pending sandbox's status message.
+    fn pull_progress(self: &Arc<Self>, id: &str, uri: &str) -> super::oci::registry::ProgressFn {
+        let control = Arc::clone(self);
+        let id = id.to_string();
+        let uri = uri.to_string();
+        Arc::new(move |p: super::oci::registry::Progress| {
+            const MB: f64 = 1024.0 * 1024.0;
+            let Ok(Some(mut record)) = control.store.get_sandbox(&id) else {
+                return;
+            };
+            if record.deleted || record.status.reason.as_deref() != Some(PULLING_IMAGE) {
+                return;
+            }
+            record.status.message = Some(format!(
+                "pulling image {uri}: {:.0}/{:.0} MB",
+                p.done as f64 / MB,
+                p.total as f64 / MB
+            ));
+            if let Err(err) = control.store.put_sandbox(&record) {
+                tracing::warn!(sandbox = id, error = %err, "recording a pull's progress");
+            }
+        })
     }
 
     async fn mark_running(&self, pending: &SandboxRecord) -> ApiResult<()> {

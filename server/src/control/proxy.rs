@@ -153,6 +153,15 @@ async fn forward(control: &Control, request: Request) -> ApiResult<Response> {
     if let Some(err) = not_serving(&record) {
         return Err(err);
     }
+    // Under an OCI runtime the server answers metrics itself, from the sandbox's
+    // cgroup: the sandbox cannot forge them (see oci::metrics).
+    if let super::runtime::Isolation::Oci(oci) = &control.runtime.isolation {
+        if request.method() == http::Method::GET && (rest == "/metrics" || rest == "/metrics/watch")
+        {
+            let watch = rest == "/metrics/watch";
+            return Ok(super::oci::metrics::respond(Arc::clone(oci), id.to_string(), watch).await);
+        }
+    }
 
     let path_and_query = match request.uri().query() {
         Some(q) => format!("{rest}?{q}"),

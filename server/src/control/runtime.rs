@@ -89,6 +89,18 @@ pub struct Runtime {
     data_dir: PathBuf,
 }
 
+/// The OCI backend's options from the flags, for the runtime `runtime`.
+fn oci_options(args: &ServeArgs, runtime: &str) -> Result<super::oci::OciOptions> {
+    Ok(super::oci::OciOptions {
+        runtime: runtime.to_string(),
+        default_image: args.default_image.clone(),
+        copy_rootfs: args.oci_copy_rootfs,
+        registry_mirror: args.registry_mirror.clone(),
+        limits: args.limit_policy()?,
+        log_cap: args.log_cap,
+    })
+}
+
 impl Runtime {
     /// Picks the isolation from the flags, checking that bubblewrap really works here.
     pub fn from_args(args: &ServeArgs, data_dir: &Path) -> Result<Self> {
@@ -103,14 +115,26 @@ impl Runtime {
                 )
             }
             IsolationMode::Auto if oci => {
-                let opts = super::oci::OciOptions {
-                    runtime: args.runtime.clone(),
-                    default_image: args.default_image.clone(),
-                    copy_rootfs: args.oci_copy_rootfs,
-                    registry_mirror: args.registry_mirror.clone(),
-                };
+                let opts = oci_options(args, &args.runtime)?;
                 let rt = super::oci::OciRuntime::new(&opts, data_dir, &exe)?;
                 Isolation::Oci(std::sync::Arc::new(rt))
+            }
+            IsolationMode::Auto if args.runtime == "auto" => {
+                // The first standard OCI runtime that works here; else bubblewrap.
+                match super::oci::select::auto(&|name| oci_options(args, name), data_dir, &exe)? {
+                    Some(rt) => Isolation::Oci(std::sync::Arc::new(rt)),
+                    None => {
+                        check_bwrap(&args.bwrap).with_context(|| {
+                            format!(
+                                "no OCI runtime works here and bubblewrap ({}) cannot create \
+                                 sandboxes either; install runc or bubblewrap, or pass \
+                                 --isolation none to run sandboxes WITHOUT isolation",
+                                args.bwrap.display()
+                            )
+                        })?;
+                        Isolation::Bwrap(args.bwrap.clone())
+                    }
+                }
             }
             IsolationMode::Auto | IsolationMode::Bwrap => {
                 check_bwrap(&args.bwrap).with_context(|| {
@@ -169,8 +193,11 @@ impl Runtime {
     /// Starts the sandbox's process tree: the agent, which starts the entrypoint.
     pub fn spawn(&self, record: &SandboxRecord) -> Result<tokio::process::Child> {
         let paths = self.paths(&record.id);
+        // Readable too: the agent keeps the log under --log-cap by reading its tail
+        // back before a cut.
         let log = std::fs::OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(&paths.log)
             .with_context(|| format!("opening {}", paths.log.display()))?;
@@ -194,6 +221,9 @@ impl Runtime {
         // Its own session: the terminal's signals (Ctrl-C on the server) don't reach
         // the sandbox, and it outlives a server restart. The two run fds stay open
         // across exec (only in the child: the server's copies keep FD_CLOEXEC).
+        // SAFETY: the closure runs in the forked child before exec and only makes
+        // async-signal-safe calls (setsid, fcntl) on plain integers copied into it:
+        // no allocation, no lock, nothing shared with the parent's other threads.
         unsafe {
             cmd.pre_exec(move || {
                 nix::unistd::setsid().map_err(std::io::Error::from)?;
@@ -210,17 +240,32 @@ impl Runtime {
     }
 
     /// Makes the sandbox's image ready (OCI runtimes; bubblewrap runs no image).
-    pub async fn prepare_image(&self, record: &SandboxRecord) -> super::error::ApiResult<()> {
+    /// A registry pull's progress goes to `progress`.
+    pub async fn prepare_image(
+        &self,
+        record: &SandboxRecord,
+        progress: Option<super::oci::registry::ProgressFn>,
+    ) -> super::error::ApiResult<()> {
         match &self.isolation {
             Isolation::Oci(oci) => {
                 super::oci::cgroups::Limits::from_request(&record.resource_limits, &oci.defaults)
                     .map_err(|e| super::error::ApiError::invalid(format!("{e:#}")))?;
-                oci.prepare_image(record).await.map_err(|e| {
+                oci.prepare_image_with(record, progress).await.map_err(|e| {
                     super::error::ApiError::bad_request("SANDBOX::IMAGE_PULL_FAILED", e.0)
                 })
             }
             _ => Ok(()),
         }
+    }
+
+    /// Whether preparing this sandbox's image pulls from a registry (an OCI runtime and
+    /// an image that is neither `oci:` nor `docker-archive:`).
+    pub fn pulls_image(&self, record: &SandboxRecord) -> Option<String> {
+        let Isolation::Oci(_) = &self.isolation else {
+            return None;
+        };
+        let uri = &record.image.as_ref()?.uri;
+        (!uri.starts_with("oci:") && !uri.starts_with("docker-archive:")).then(|| uri.clone())
     }
 
     /// Kills every process of sandbox `id` (`pid`: its recorded root process, if any)

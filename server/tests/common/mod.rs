@@ -3,6 +3,9 @@
 //! sandbox process it started.
 
 #![allow(dead_code)]
+// Test helpers: a failed unwrap/expect is a failed test (so in every test crate that
+// includes this module, whether or not its root allows them too).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -256,6 +256,25 @@ pub async fn list_directory(s: &Session, a: ListDirArgs) -> OpResult {
     Ok(Value::Array(listed.iter().map(convert::entry).collect()))
 }
 
+/// `metrics.start` → `{handle}`: the watch stream, pulled with `execution.next_batch`
+/// (items `{"type": "metrics", ...Metrics}`, then an end item with `execution: null`)
+/// and stopped by `execution.cancel` / `release` (added 2026-12-01).
+pub async fn watch_start(s: &Session, a: SandboxArgs) -> OpResult {
+    const OP: &str = "metrics.start";
+    let sb = s.sandbox(OP, &a).await?;
+    let stream = sb.execd().watch_metrics().await?;
+    let items = stream.map(|m| {
+        let mut v = convert::metrics(&m?);
+        if let Value::Object(o) = &mut v {
+            o.insert("type".to_owned(), Value::String("metrics".to_owned()));
+        }
+        Ok::<_, OpError>(v)
+    });
+    let run = crate::stream::Run::items(items);
+    let h = s.insert(crate::session::Entry::Run(std::sync::Arc::new(run)));
+    Ok(json!({"handle": h}))
+}
+
 /// `metrics.watch` → the first `count` Metrics of the watch stream (then closed).
 pub async fn watch(s: &Session, a: WatchArgs) -> OpResult {
     const OP: &str = "metrics.watch";

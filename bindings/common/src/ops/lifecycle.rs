@@ -148,8 +148,16 @@ fn renewed(r: &opensandbox_core::models::RenewResponse) -> Value {
     json!({"expires_at": r.expires_at.map(|t| t.to_rfc3339())})
 }
 
+/// PolicyStatus: `{status, mode}` (PROTOCOL.md) plus `enforcement_mode`, `reason` and
+/// `policy` (added 2026-12-01; `policy` is set by GETs only).
 fn policy_status(p: &opensandbox_core::models::PolicyStatus) -> Value {
-    json!({"status": p.status, "mode": p.mode})
+    json!({
+        "status": p.status,
+        "mode": p.mode,
+        "enforcement_mode": p.enforcement_mode,
+        "reason": p.reason,
+        "policy": p.policy.as_ref().map(convert::network_policy),
+    })
 }
 
 /// `config.new` → `{handle}`.
@@ -295,6 +303,37 @@ pub async fn sandbox_create_snapshot(s: &Session, a: CreateSnapshotArgs) -> OpRe
 pub async fn sandbox_get_egress_policy(s: &Session, a: SandboxArgs) -> OpResult {
     let sb = s.sandbox("sandbox.get_egress_policy", &a).await?;
     Ok(convert::network_policy(&sb.get_egress_policy().await?))
+}
+
+/// `sandbox.get_egress_status` → PolicyStatus with the current `policy` (the egress
+/// sidecar's full answer; `sandbox.get_egress_policy` returns the policy alone).
+pub async fn sandbox_get_egress_status(s: &Session, a: SandboxArgs) -> OpResult {
+    let sb = s.sandbox("sandbox.get_egress_status", &a).await?;
+    Ok(policy_status(&sb.egress().await?.get_policy().await?))
+}
+
+/// `sandbox.ping` → null once execd answers (one request, no retries, bounded by the
+/// request timeout).
+pub async fn sandbox_ping(s: &Session, a: SandboxArgs) -> OpResult {
+    let sb = s.sandbox("sandbox.ping", &a).await?;
+    sb.execd().ping(sb.config().request_timeout()).await?;
+    Ok(Value::Null)
+}
+
+/// `sandbox.wait_until_ready` → null once execd answers; `ready_timeout` after
+/// `timeout_s` (default 30 s) of failed checks `polling_interval_s` (default 0.2 s)
+/// apart.
+pub async fn sandbox_wait_until_ready(s: &Session, a: ReadyArgs) -> OpResult {
+    const OP: &str = "sandbox.wait_until_ready";
+    let sb = s.sandbox(OP, &a).await?;
+    let timeout = secs(OP, "timeout_s", a.timeout_s.unwrap_or(30.0))?;
+    let interval = secs(
+        OP,
+        "polling_interval_s",
+        a.polling_interval_s.unwrap_or(0.2),
+    )?;
+    sb.wait_until_ready(timeout, interval, None).await?;
+    Ok(Value::Null)
 }
 
 /// `sandbox.patch_egress_rules` → `{status, mode}`.

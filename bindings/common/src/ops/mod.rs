@@ -67,6 +67,9 @@ op_table! {
     "sandbox.get_metrics" => SandboxArgs, lifecycle::sandbox_get_metrics, "Metrics";
     "sandbox.create_snapshot" => CreateSnapshotArgs, lifecycle::sandbox_create_snapshot, "SnapshotInfo";
     "sandbox.get_egress_policy" => SandboxArgs, lifecycle::sandbox_get_egress_policy, "NetworkPolicy";
+    "sandbox.get_egress_status" => SandboxArgs, lifecycle::sandbox_get_egress_status, "PolicyStatus";
+    "sandbox.ping" => SandboxArgs, lifecycle::sandbox_ping, "null";
+    "sandbox.wait_until_ready" => ReadyArgs, lifecycle::sandbox_wait_until_ready, "null";
     "sandbox.patch_egress_rules" => PatchRulesArgs, lifecycle::sandbox_patch_egress_rules, "PolicyStatus";
     "sandbox.delete_egress_rules" => DeleteRulesArgs, lifecycle::sandbox_delete_egress_rules, "PolicyStatus";
     "sandbox.get_diagnostic_logs" => DiagnosticArgs, lifecycle::sandbox_get_diagnostic_logs, "DiagnosticContent";
@@ -121,6 +124,7 @@ op_table! {
     "files.search" => SearchArgs, files::search, "EntryInfo[]";
     "files.list_directory" => ListDirArgs, files::list_directory, "EntryInfo[]";
     "metrics.watch" => WatchArgs, files::watch, "Metrics[]";
+    "metrics.start" => SandboxArgs, files::watch_start, "Handle";
     "upload.open" => UploadArgs, transfer::upload_open, "Handle";
     "upload.finish" => HandleArgs, transfer::upload_finish, "null";
     "upload.abort" => HandleArgs, transfer::upload_abort, "null";

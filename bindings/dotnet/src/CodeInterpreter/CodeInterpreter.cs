@@ -180,10 +180,7 @@ namespace OpenSandbox.CodeInterpreter
         {
             if (request == null) throw new InvalidArgumentException("request is required");
             var args = RunArgs(request.Code, request.Context, null);
-            args["interrupt_on_drop"] = true;
-            var json = OpenSandbox.Internal.Json.Write(args);
-            return new OpenSandbox.Internal.NativeStreamEnumerable<ServerStreamEvent>(
-                ct => OpenSandbox.Native.Bridge.OpenStream(_sandbox.NativeHandle, "code.run", json, ct),
+            return new OpenSandbox.Internal.BatchEnumerable<ServerStreamEvent>(_sandbox.Core, "code.start", args,
                 OpenSandbox.Internal.EventFolder.ToServerEvent, cancellationToken);
         }
 

@@ -2,7 +2,6 @@ using System;
 using System.Collections.Generic;
 using OpenSandbox.Core;
 using OpenSandbox.Internal;
-using OpenSandbox.Native;
 
 namespace OpenSandbox.Config
 {
@@ -38,8 +37,6 @@ namespace OpenSandbox.Config
     /// <summary>Connection settings shared by sandboxes and managers. Immutable once built.</summary>
     public sealed class ConnectionConfig
     {
-        private readonly object _lock = new object();
-        private ConfigHandle _native;
 
         public ConnectionConfig() : this(null) { }
 
@@ -88,22 +85,6 @@ namespace OpenSandbox.Config
 
         internal string ProtocolName { get { return Protocol == ConnectionProtocol.Https ? "https" : "http"; } }
 
-        internal string ToNativeJson()
-        {
-            var o = new Dictionary<string, object>();
-            o["domain"] = Domain;
-            o["protocol"] = ProtocolName;
-            // null = send no key at all (also ignoring the environment)
-            o["api_key"] = string.IsNullOrEmpty(ApiKey) ? null : ApiKey;
-            o["request_timeout_ms"] = (long)RequestTimeoutSeconds * 1000;
-            var h = new Dictionary<string, object>();
-            foreach (var kv in Headers) h[kv.Key] = kv.Value;
-            o["headers"] = h;
-            o["use_server_proxy"] = UseServerProxy;
-            o["user_agent"] = Constants.UserAgent;
-            return Json.Write(o);
-        }
-
         /// <summary>This configuration as the op layer's <c>connection</c> overrides (bindings/common).</summary>
         internal Dictionary<string, object> ToSessionConnection()
         {
@@ -118,19 +99,6 @@ namespace OpenSandbox.Config
             o["use_server_proxy"] = UseServerProxy;
             o["user_agent"] = Constants.UserAgent;
             return o;
-        }
-
-        /// <summary>The native config, built once and shared by every sandbox/manager of this config.</summary>
-        internal ConfigHandle Native
-        {
-            get
-            {
-                lock (_lock)
-                {
-                    if (_native == null) _native = Bridge.ConfigNew(ToNativeJson());
-                    return _native;
-                }
-            }
         }
     }
 }

@@ -26,7 +26,7 @@ namespace OpenSandbox.Internal
     {
         public static async Task<Execution> RunAsync(SandboxCore core, string startOp, Dictionary<string, object> args, ExecutionHandlers handlers, CancellationToken ct)
         {
-            args["sandbox"] = await core.OpHandleAsync(ct).ConfigureAwait(false);
+            args["sandbox"] = core.OpHandle;
             args["handlers"] = handlers != null;
             if (handlers != null && handlers.SkipAccumulation) args["skip_accumulation"] = true;
             var started = Json.Parse(await Bridge.SessionCall(startOp, Json.Write(args), ct).ConfigureAwait(false));
@@ -128,6 +128,10 @@ namespace OpenSandbox.Internal
                     s.Error = new Dictionary<string, object> { { "ename", e.Name }, { "evalue", e.Value }, { "traceback", tb } };
                     break;
                 case ServerStreamEventTypes.ExecutionComplete: s.ExecutionTime = Json.Long(ev, "execution_time_ms"); break;
+                case ServerStreamEventTypes.ExecutionCount:
+                    var c = Json.Long(ev, "count");
+                    s.ExecutionCount = c.HasValue ? (int?)(int)c.Value : null;
+                    break;
             }
             return s;
         }
@@ -150,55 +154,27 @@ namespace OpenSandbox.Internal
                 Traceback = Json.StrList(j, "traceback") ?? new List<string>(),
             };
         }
-
-        internal static ServerStreamEvent ToServerEvent(NativeEvent ev)
-        {
-            var s = new ServerStreamEvent { Timestamp = ev.Timestamp, Text = ev.Text };
-            switch (ev.Type)
-            {
-                case NativeMethods.OSB_EVENT_INIT: s.Type = ServerStreamEventTypes.Init; break;
-                case NativeMethods.OSB_EVENT_STDOUT: s.Type = ServerStreamEventTypes.Stdout; break;
-                case NativeMethods.OSB_EVENT_STDERR: s.Type = ServerStreamEventTypes.Stderr; break;
-                case NativeMethods.OSB_EVENT_STATUS: s.Type = ServerStreamEventTypes.Status; break;
-                case NativeMethods.OSB_EVENT_RESULT:
-                    s.Type = ServerStreamEventTypes.Result;
-                    s.Text = Json.Str(ev.Json, "text");
-                    s.Results = Json.Obj(Json.Get(ev.Json, "raw"));
-                    break;
-                case NativeMethods.OSB_EVENT_EXECUTION_COUNT:
-                    s.Type = ServerStreamEventTypes.ExecutionCount;
-                    var c = Json.Long(ev.Json, "count");
-                    s.ExecutionCount = c.HasValue ? (int?)(int)c.Value : null;
-                    break;
-                case NativeMethods.OSB_EVENT_ERROR:
-                    s.Type = ServerStreamEventTypes.Error;
-                    var e = ErrorFromJson(ev.Json);
-                    var tb = new List<object>();
-                    foreach (var t in e.Traceback) tb.Add(t);
-                    s.Error = new Dictionary<string, object> { { "ename", e.Name }, { "evalue", e.Value }, { "traceback", tb } };
-                    break;
-                case NativeMethods.OSB_EVENT_EXECUTION_COMPLETE:
-                    s.Type = ServerStreamEventTypes.ExecutionComplete;
-                    s.ExecutionTime = Json.Long(ev.Json, "execution_time_ms");
-                    break;
-                default:
-                    s.Type = Json.Str(ev.Json, "type") ?? "unknown";
-                    break;
-            }
-            return s;
-        }
     }
 
-    /// <summary>IAsyncEnumerable over a native stream, opened lazily on the first MoveNextAsync.</summary>
-    internal sealed class NativeStreamEnumerable<T> : IAsyncEnumerable<T>
+    /// <summary>
+    /// IAsyncEnumerable over a pulled run of the op layer (commands.start / code.start with
+    /// handlers, metrics.start): started lazily on the first MoveNextAsync, its items pulled
+    /// with execution.next_batch, ended by its end item (an error end item is thrown).
+    /// Disposing it early releases the run, which interrupts the command on the server.
+    /// </summary>
+    internal sealed class BatchEnumerable<T> : IAsyncEnumerable<T>
     {
-        private readonly Func<CancellationToken, Task<StreamHandle>> _open;
-        private readonly Func<NativeEvent, T> _map;
+        private readonly SandboxCore _core;
+        private readonly string _startOp;
+        private readonly Dictionary<string, object> _args;
+        private readonly Func<string, object, T> _map;
         private readonly CancellationToken _token;
 
-        public NativeStreamEnumerable(Func<CancellationToken, Task<StreamHandle>> open, Func<NativeEvent, T> map, CancellationToken token)
+        public BatchEnumerable(SandboxCore core, string startOp, Dictionary<string, object> args, Func<string, object, T> map, CancellationToken token)
         {
-            _open = open;
+            _core = core;
+            _startOp = startOp;
+            _args = args;
             _map = map;
             _token = token;
         }
@@ -210,12 +186,13 @@ namespace OpenSandbox.Internal
 
         private sealed class Enumerator : IAsyncEnumerator<T>
         {
-            private readonly NativeStreamEnumerable<T> _owner;
+            private readonly BatchEnumerable<T> _owner;
             private readonly CancellationTokenSource _cts;
-            private StreamHandle _stream;
+            private readonly Queue<object> _pending = new Queue<object>();
+            private SessionEntryHandle _run;
             private bool _done;
 
-            public Enumerator(NativeStreamEnumerable<T> owner, CancellationToken extra)
+            public Enumerator(BatchEnumerable<T> owner, CancellationToken extra)
             {
                 _owner = owner;
                 _cts = CancellationTokenSource.CreateLinkedTokenSource(owner._token, extra);
@@ -228,14 +205,33 @@ namespace OpenSandbox.Internal
                 if (_done) return false;
                 try
                 {
-                    if (_stream == null) _stream = await _owner._open(_cts.Token).ConfigureAwait(false);
-                    var ev = await Bridge.StreamNext(_stream, _cts.Token).ConfigureAwait(false);
-                    if (ev == null)
+                    var ct = _cts.Token;
+                    if (_run == null)
+                    {
+                        var args = new Dictionary<string, object>(_owner._args);
+                        args["sandbox"] = _owner._core.OpHandle;
+                        // Execution starts report their events only when asked (metrics.start always does).
+                        if (_owner._startOp != "metrics.start") args["handlers"] = true;
+                        var started = Json.Parse(await Bridge.SessionCall(_owner._startOp, Json.Write(args), ct).ConfigureAwait(false));
+                        _run = SessionEntryHandle.Of(Json.Long(started, "handle") ?? 0);
+                    }
+                    while (_pending.Count == 0)
+                    {
+                        var next = Json.Write(new Dictionary<string, object> { { "handle", _run.Id } });
+                        var batch = Json.Parse(await Bridge.SessionCall("execution.next_batch", next, ct).ConfigureAwait(false));
+                        foreach (var ev in Json.Arr(Json.Get(batch, "events")) ?? new List<object>()) _pending.Enqueue(ev);
+                        if (_pending.Count == 0 && Json.Bool(batch, "done") == true)
+                            throw new SandboxInternalException("the run ended without its outcome");
+                    }
+                    var item = _pending.Dequeue();
+                    var type = Json.Str(item, "type");
+                    if (type == "end")
                     {
                         _done = true;
+                        if (Json.Bool(item, "ok") != true) EventFolder.Outcome(item, ct);
                         return false;
                     }
-                    Current = _owner._map(ev);
+                    Current = _owner._map(type, item);
                     return true;
                 }
                 catch
@@ -248,7 +244,7 @@ namespace OpenSandbox.Internal
             public ValueTask DisposeAsync()
             {
                 _done = true;
-                if (_stream != null) _stream.Dispose();
+                if (_run != null) _run.Dispose();
                 _cts.Dispose();
                 return default(ValueTask);
             }

@@ -125,12 +125,40 @@ namespace OpenSandbox.Internal
         public static Dictionary<string, object> Obj(object v) { return v as Dictionary<string, object>; }
         public static List<object> Arr(object v) { return v as List<object>; }
 
+        /// <summary>
+        /// The value of <paramref name="key"/>, else of its snake_case form: the models read
+        /// the op layer's results (snake_case, bindings/common/README.md §3) with the
+        /// official SDK's camelCase names. Map keys (metadata, headers) are never renamed.
+        /// </summary>
         public static object Get(object obj, string key)
         {
             var d = obj as Dictionary<string, object>;
+            if (d == null) return null;
             object v;
-            if (d != null && d.TryGetValue(key, out v)) return v;
+            if (d.TryGetValue(key, out v)) return v;
+            var snake = SnakeCase(key);
+            if (!ReferenceEquals(snake, key) && d.TryGetValue(snake, out v)) return v;
             return null;
+        }
+
+        /// <summary>"lastTransitionAt" → "last_transition_at" (the same string when nothing changes).</summary>
+        internal static string SnakeCase(string key)
+        {
+            var upper = false;
+            foreach (var c in key) if (c >= 'A' && c <= 'Z') { upper = true; break; }
+            if (!upper) return key;
+            var b = new StringBuilder(key.Length + 4);
+            for (var i = 0; i < key.Length; i++)
+            {
+                var c = key[i];
+                if (c >= 'A' && c <= 'Z')
+                {
+                    if (i > 0) b.Append('_');
+                    b.Append((char)(c - 'A' + 'a'));
+                }
+                else b.Append(c);
+            }
+            return b.ToString();
         }
 
         public static string Str(object obj, string key) { return AsString(Get(obj, key)); }

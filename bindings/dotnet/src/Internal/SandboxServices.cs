@@ -16,47 +16,22 @@ namespace OpenSandbox.Internal
 {
     internal sealed class SandboxCore
     {
-        private readonly SemaphoreSlim _opLock = new SemaphoreSlim(1, 1);
-        private readonly string _id;
-        private readonly OpenSandbox.Config.ConnectionConfig _config;
         private SessionEntryHandle _opHandle;
 
-        public SandboxCore(SandboxHandle handle, string id, OpenSandbox.Config.ConnectionConfig config)
+        /// <param name="handle">The op-layer session's handle of this sandbox (from
+        /// sandbox.create / connect / resume), released by <see cref="ReleaseOpHandle"/>.</param>
+        public SandboxCore(long handle)
         {
-            Handle = handle;
-            _id = id;
-            _config = config;
+            _opHandle = SessionEntryHandle.Of(handle);
         }
 
-        public SandboxHandle Handle { get; private set; }
-
-        /// <summary>
-        /// The op-layer session's handle of this sandbox (bindings/common), connected without
-        /// health check on first use and released by <see cref="ReleaseOpHandle"/>.
-        /// </summary>
-        public async Task<long> OpHandleAsync(CancellationToken ct)
+        public long OpHandle
         {
-            var h = Volatile.Read(ref _opHandle);
-            if (h != null) return h.Id;
-            await _opLock.WaitAsync(ct).ConfigureAwait(false);
-            try
+            get
             {
-                if (_opHandle != null) return _opHandle.Id;
-                if (Handle.IsClosed) throw new ObjectDisposedException("Sandbox");
-                var args = new Dictionary<string, object>
-                {
-                    { "sandbox_id", _id },
-                    { "connection", _config.ToSessionConnection() },
-                    { "skip_health_check", true },
-                };
-                var r = Json.Parse(await Bridge.SessionCall("sandbox.connect", Json.Write(args), ct).ConfigureAwait(false));
-                var entry = SessionEntryHandle.Of(Json.Long(r, "handle") ?? 0);
-                Volatile.Write(ref _opHandle, entry);
-                return entry.Id;
-            }
-            finally
-            {
-                _opLock.Release();
+                var h = Volatile.Read(ref _opHandle);
+                if (h == null) throw new ObjectDisposedException("Sandbox");
+                return h.Id;
             }
         }
 
@@ -66,24 +41,13 @@ namespace OpenSandbox.Internal
             if (h != null) h.Dispose();
         }
 
-        public async Task<object> CallAsync(string op, Dictionary<string, object> args, CancellationToken ct)
-        {
-            var r = await Bridge.SandboxCall(Handle, op, args == null ? null : Json.Write(args), ct).ConfigureAwait(false);
-            return r == null ? null : Json.Parse(r);
-        }
-
         /// <summary>Runs a sandbox-bound op of the op layer (bindings/common) on this sandbox.</summary>
         public async Task<object> OpAsync(string op, Dictionary<string, object> args, CancellationToken ct)
         {
             args = args ?? new Dictionary<string, object>();
-            args["sandbox"] = await OpHandleAsync(ct).ConfigureAwait(false);
+            args["sandbox"] = OpHandle;
             var r = await Bridge.SessionCall(op, Json.Write(args), ct).ConfigureAwait(false);
             return r == null ? null : Json.Parse(r);
-        }
-
-        public Task<StreamHandle> OpenStreamAsync(string op, Dictionary<string, object> args, CancellationToken ct)
-        {
-            return Bridge.OpenStream(Handle, op, Json.Write(args), ct);
         }
     }
 
@@ -135,9 +99,7 @@ namespace OpenSandbox.Internal
         public IAsyncEnumerable<ServerStreamEvent> RunStreamAsync(string command, RunCommandOptions options = null, CancellationToken cancellationToken = default(CancellationToken))
         {
             var args = RunArgs(command, options);
-            args["interrupt_on_drop"] = true;
-            return new NativeStreamEnumerable<ServerStreamEvent>(
-                ct => _core.OpenStreamAsync("commands.run", args, ct), EventFolder.ToServerEvent, cancellationToken);
+            return new BatchEnumerable<ServerStreamEvent>(_core, "commands.start", args, EventFolder.ToServerEvent, cancellationToken);
         }
 
         public async Task<Execution> RunAsync(string command, RunCommandOptions options = null, ExecutionHandlers handlers = null, CancellationToken cancellationToken = default(CancellationToken))
@@ -275,7 +237,7 @@ namespace OpenSandbox.Internal
                 inline.Add(entry);
             }
             if (inline.Count > 0)
-                await _core.CallAsync("files.write_files", Args.Of("entries", inline), cancellationToken).ConfigureAwait(false);
+                await _core.OpAsync("files.write_files", Args.Of("entries", inline), cancellationToken).ConfigureAwait(false);
             foreach (var e in streamed)
                 await UploadAsync(e, cancellationToken).ConfigureAwait(false);
         }
@@ -285,8 +247,8 @@ namespace OpenSandbox.Internal
             var stream = e.Data as Stream;
             long? size = null;
             if (stream != null && stream.CanSeek) size = stream.Length - stream.Position;
-            var args = Json.Write(Args.Of("path", e.Path, "mode", e.Mode, "owner", e.Owner, "group", e.Group, "size", size));
-            using (var up = Bridge.Upload(_core.Handle, args))
+            var opened = await _core.OpAsync("upload.open", Args.Of("path", e.Path, "mode", e.Mode, "owner", e.Owner, "group", e.Group, "size", size), ct).ConfigureAwait(false);
+            using (var up = SessionEntryHandle.Of(Json.Long(opened, "handle") ?? 0))
             {
                 if (stream != null)
                 {
@@ -295,7 +257,7 @@ namespace OpenSandbox.Internal
                     {
                         var n = await stream.ReadAsync(buf, 0, buf.Length, ct).ConfigureAwait(false);
                         if (n <= 0) break;
-                        await Bridge.UploadWrite(up, buf, 0, n, ct).ConfigureAwait(false);
+                        await Bridge.UploadWrite(up.Id, buf, 0, n, ct).ConfigureAwait(false);
                     }
                 }
                 else
@@ -306,7 +268,7 @@ namespace OpenSandbox.Internal
                         while (await chunks.MoveNextAsync().ConfigureAwait(false))
                         {
                             var c = chunks.Current;
-                            if (c != null && c.Length > 0) await Bridge.UploadWrite(up, c, 0, c.Length, ct).ConfigureAwait(false);
+                            if (c != null && c.Length > 0) await Bridge.UploadWrite(up.Id, c, 0, c.Length, ct).ConfigureAwait(false);
                         }
                     }
                     finally
@@ -314,7 +276,8 @@ namespace OpenSandbox.Internal
                         await chunks.DisposeAsync().ConfigureAwait(false);
                     }
                 }
-                await Bridge.UploadFinish(up, ct).ConfigureAwait(false);
+                // upload.finish takes the handle; the using's release is then a no-op.
+                await Bridge.SessionCall("upload.finish", Json.Write(Args.Of("handle", up.Id)), ct).ConfigureAwait(false);
             }
         }
 
@@ -333,8 +296,8 @@ namespace OpenSandbox.Internal
                 var bytes = await ReadBytesAsync(path, new ReadBytesOptions { Range = options.Range, Offset = options.Offset, Limit = options.Limit }, cancellationToken).ConfigureAwait(false);
                 return Encoding.GetEncoding(enc).GetString(bytes);
             }
-            var r = await _core.CallAsync("files.read_file", ReadArgs(path, options.Range, options.Offset, options.Limit), cancellationToken).ConfigureAwait(false);
-            return Json.AsString(r) ?? "";
+            var r = await _core.OpAsync("files.read_file", ReadArgs(path, options.Range, options.Offset, options.Limit), cancellationToken).ConfigureAwait(false);
+            return Json.Str(r, "text") ?? "";
         }
 
         private static bool IsUtf8(string enc)
@@ -346,15 +309,14 @@ namespace OpenSandbox.Internal
         public async Task<byte[]> ReadBytesAsync(string path, ReadBytesOptions options = null, CancellationToken cancellationToken = default(CancellationToken))
         {
             options = options ?? new ReadBytesOptions();
-            var r = await _core.CallAsync("files.read_bytes", ReadArgs(path, options.Range, options.Offset, options.Limit), cancellationToken).ConfigureAwait(false);
-            return Convert.FromBase64String(Json.AsString(r) ?? "");
+            var r = await _core.OpAsync("files.read_bytes", ReadArgs(path, options.Range, options.Offset, options.Limit), cancellationToken).ConfigureAwait(false);
+            return Convert.FromBase64String(Json.Str(r, "data_b64") ?? "");
         }
 
         public IAsyncEnumerable<byte[]> ReadBytesStreamAsync(string path, ReadBytesOptions options = null, CancellationToken cancellationToken = default(CancellationToken))
         {
             options = options ?? new ReadBytesOptions();
-            var args = Json.Write(ReadArgs(path, options.Range, options.Offset, options.Limit));
-            return new DownloadEnumerable(_core.Handle, args, cancellationToken);
+            return new DownloadEnumerable(_core, ReadArgs(path, options.Range, options.Offset, options.Limit), cancellationToken);
         }
 
         public Task DeleteFilesAsync(IEnumerable<string> paths, CancellationToken cancellationToken = default(CancellationToken))
@@ -397,11 +359,11 @@ namespace OpenSandbox.Internal
     /// <summary>IAsyncEnumerable of download chunks; the request starts on the first MoveNextAsync.</summary>
     internal sealed class DownloadEnumerable : IAsyncEnumerable<byte[]>
     {
-        private readonly SandboxHandle _sandbox;
-        private readonly string _args;
+        private readonly SandboxCore _sandbox;
+        private readonly Dictionary<string, object> _args;
         private readonly CancellationToken _token;
 
-        public DownloadEnumerable(SandboxHandle sandbox, string args, CancellationToken token)
+        public DownloadEnumerable(SandboxCore sandbox, Dictionary<string, object> args, CancellationToken token)
         {
             _sandbox = sandbox;
             _args = args;
@@ -417,7 +379,7 @@ namespace OpenSandbox.Internal
         {
             private readonly DownloadEnumerable _owner;
             private readonly CancellationTokenSource _cts;
-            private DownloadHandle _download;
+            private SessionEntryHandle _download;
             private bool _done;
 
             public Enumerator(DownloadEnumerable owner, CancellationToken extra)
@@ -433,8 +395,12 @@ namespace OpenSandbox.Internal
                 if (_done) return false;
                 try
                 {
-                    if (_download == null) _download = await Bridge.Download(_owner._sandbox, _owner._args, _cts.Token).ConfigureAwait(false);
-                    var chunk = await Bridge.DownloadNext(_download, _cts.Token).ConfigureAwait(false);
+                    if (_download == null)
+                    {
+                        var opened = await _owner._sandbox.OpAsync("download.open", new Dictionary<string, object>(_owner._args), _cts.Token).ConfigureAwait(false);
+                        _download = SessionEntryHandle.Of(Json.Long(opened, "handle") ?? 0);
+                    }
+                    var chunk = await Bridge.DownloadNext(_download.Id, _cts.Token).ConfigureAwait(false);
                     if (chunk == null)
                     {
                         _done = true;
@@ -468,8 +434,8 @@ namespace OpenSandbox.Internal
 
         public async Task<bool> PingAsync(CancellationToken cancellationToken = default(CancellationToken))
         {
-            var r = await _core.CallAsync("is_healthy", null, cancellationToken).ConfigureAwait(false);
-            return r is bool && (bool)r;
+            var r = await _core.OpAsync("sandbox.is_healthy", null, cancellationToken).ConfigureAwait(false);
+            return Json.Bool(r, "healthy") == true;
         }
     }
 
@@ -481,14 +447,13 @@ namespace OpenSandbox.Internal
 
         public async Task<SandboxMetrics> GetMetricsAsync(CancellationToken cancellationToken = default(CancellationToken))
         {
-            return SandboxMetrics.FromJson(await _core.CallAsync("get_metrics", null, cancellationToken).ConfigureAwait(false));
+            return SandboxMetrics.FromJson(await _core.OpAsync("sandbox.get_metrics", null, cancellationToken).ConfigureAwait(false));
         }
 
         public IAsyncEnumerable<SandboxMetrics> WatchMetricsAsync(CancellationToken cancellationToken = default(CancellationToken))
         {
-            return new NativeStreamEnumerable<SandboxMetrics>(
-                ct => _core.OpenStreamAsync("metrics.watch", new Dictionary<string, object>(), ct),
-                ev => SandboxMetrics.FromJson(ev.Json), cancellationToken);
+            return new BatchEnumerable<SandboxMetrics>(_core, "metrics.start", new Dictionary<string, object>(),
+                (type, ev) => SandboxMetrics.FromJson(ev), cancellationToken);
         }
     }
 
@@ -500,19 +465,19 @@ namespace OpenSandbox.Internal
 
         public async Task<NetworkPolicy> GetPolicyAsync(CancellationToken cancellationToken = default(CancellationToken))
         {
-            return NetworkPolicy.FromJson(await _core.CallAsync("get_egress_policy", null, cancellationToken).ConfigureAwait(false));
+            return NetworkPolicy.FromJson(await _core.OpAsync("sandbox.get_egress_policy", null, cancellationToken).ConfigureAwait(false));
         }
 
         public Task PatchRulesAsync(IEnumerable<NetworkRule> rules, CancellationToken cancellationToken = default(CancellationToken))
         {
             var l = new List<object>();
             if (rules != null) foreach (var r in rules) l.Add(r.ToJson());
-            return _core.CallAsync("patch_egress_rules", Args.Of("rules", l), cancellationToken);
+            return _core.OpAsync("sandbox.patch_egress_rules", Args.Of("rules", l), cancellationToken);
         }
 
         public Task DeleteRulesAsync(IEnumerable<string> targets, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return _core.CallAsync("delete_egress_rules", Args.Of("targets", Args.List(targets)), cancellationToken);
+            return _core.OpAsync("sandbox.delete_egress_rules", Args.Of("targets", Args.List(targets)), cancellationToken);
         }
     }
 }

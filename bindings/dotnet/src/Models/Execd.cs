@@ -71,9 +71,9 @@ namespace OpenSandbox.Models
             return new SandboxMetrics
             {
                 CpuCount = (int)(Json.Long(j, "cpu_count") ?? 0),
-                CpuUsedPercentage = Json.Double(j, "cpu_used_pct") ?? 0,
-                MemoryTotalMiB = Json.Double(j, "mem_total_mib") ?? 0,
-                MemoryUsedMiB = Json.Double(j, "mem_used_mib") ?? 0,
+                CpuUsedPercentage = Json.Double(j, "cpu_used_percentage") ?? 0,
+                MemoryTotalMiB = Json.Double(j, "memory_total_in_mib") ?? 0,
+                MemoryUsedMiB = Json.Double(j, "memory_used_in_mib") ?? 0,
                 Timestamp = Json.Long(j, "timestamp") ?? 0,
             };
         }

@@ -42,7 +42,7 @@ namespace OpenSandbox.Models
         internal Dictionary<string, object> ToJson()
         {
             var o = new Dictionary<string, object>();
-            if (DefaultAction.HasValue) o["defaultAction"] = ModelJson.ActionName(DefaultAction.Value);
+            if (DefaultAction.HasValue) o["default_action"] = ModelJson.ActionName(DefaultAction.Value);
             var rules = new List<object>();
             if (Egress != null) foreach (var r in Egress) rules.Add(r.ToJson());
             o["egress"] = rules;
@@ -200,11 +200,12 @@ namespace OpenSandbox.Models
 
         internal Dictionary<string, object> ToJson()
         {
-            var o = new Dictionary<string, object> { { "name", Name }, { "mountPath", MountPath } };
+            // The op layer's volume keys (bindings/common/README.md §1).
+            var o = new Dictionary<string, object> { { "name", Name }, { "mount_path", MountPath } };
             if (Host != null) o["host"] = new Dictionary<string, object> { { "path", Host.Path } };
-            if (Pvc != null) o["pvc"] = new Dictionary<string, object> { { "claimName", Pvc.ClaimName } };
-            if (ReadOnly.HasValue) o["readOnly"] = ReadOnly.Value;
-            if (SubPath != null) o["subPath"] = SubPath;
+            if (Pvc != null) o["pvc"] = new Dictionary<string, object> { { "claim_name", Pvc.ClaimName } };
+            if (ReadOnly.HasValue) o["read_only"] = ReadOnly.Value;
+            if (SubPath != null) o["sub_path"] = SubPath;
             return o;
         }
     }

@@ -12,9 +12,9 @@
 //   leaks nothing) and completes a TaskCompletionSource created with
 //   RunContinuationsAsynchronously, so user code never runs on a tokio worker.
 // - A CancellationToken that can be cancelled gets a native OsbCancel for the operation;
-//   cancelling the token cancels the core future (the connection is closed and, for
-//   execution streams opened with interrupt_on_drop, the command is interrupted on the
-//   server). The Task then ends as cancelled (OperationCanceledException).
+//   cancelling the token cancels the core future (the connection is closed). The Task then
+//   ends as cancelled (OperationCanceledException). Runs are stopped by releasing their
+//   session handle, which interrupts the command on the server.
 // - Nothing thrown in the callback may reach native code: it is caught and put on the Task.
 
 using System;
@@ -28,24 +28,12 @@ using OpenSandbox.Internal;
 
 namespace OpenSandbox.Native
 {
-    /// <summary>One event of an execution or metrics stream, copied out of native memory.</summary>
-    internal sealed class NativeEvent
-    {
-        public int Type;
-        public string Text;
-        public long Timestamp;
-        /// <summary>The full event (osb_event_json), parsed; null for init/stdout/stderr/status.</summary>
-        public object Json;
-    }
-
     internal static class Bridge
     {
         private enum ResultKind
         {
             None,
             String,
-            Handle,
-            Event,
             Chunk,
         }
 
@@ -61,65 +49,26 @@ namespace OpenSandbox.Native
         [ThreadStatic]
         private static bool _threadMarked;
 
-        static Bridge()
-        {
-            // Mono (6.8) waits at shutdown, forever, for the native runtime's worker threads
-            // once they have called back into managed code (they never end: the runtime lives
-            // for the process). ProcessExit still fires before that wait, so on Mono the SDK
-            // ends the process there, after flushing the console, with the exit code already
-            // decided. .NET (CoreCLR) does not wait for such threads and is left alone.
-            // Measured (2026-12-01, Mono 6.8): a program whose calls all go through an op-layer
-            // session on an explicit runtime (osb_runtime_new) that is freed at ProcessExit exits
-            // in 0.6 s without _exit(); on the never-ending process-wide runtime it hangs. The
-            // handle-based functions (lifecycle, files, metrics) still use that runtime, so the
-            // workaround stays until they are ported to the session (bindings/ffi/API.md §7).
-            if (Type.GetType("Mono.Runtime") != null)
-                AppDomain.CurrentDomain.ProcessExit += OnProcessExit;
-        }
-
-        private static void OnProcessExit(object sender, EventArgs e)
-        {
-            try
-            {
-                Console.Out.Flush();
-                Console.Error.Flush();
-            }
-            catch (Exception)
-            {
-                // nothing useful to do at exit
-            }
-            _exit(Environment.ExitCode);
-        }
-
-        [DllImport("libc", EntryPoint = "_exit")]
-        private static extern void _exit(int status);
-
         private static long _nextId;
         private static readonly ConcurrentDictionary<long, Pending> PendingOps = new ConcurrentDictionary<long, Pending>();
 
         // Never collected: the runtime may call them at any time from any thread.
-        private static unsafe readonly NativeMethods.osb_manager_call_callback_delegate ManagerCallCb = OnComplete;
-        private static unsafe readonly NativeMethods.osb_sandbox_create_callback_delegate SandboxCreateCb = OnComplete;
-        private static unsafe readonly NativeMethods.osb_sandbox_connect_callback_delegate SandboxConnectCb = OnComplete;
-        private static unsafe readonly NativeMethods.osb_sandbox_resume_callback_delegate SandboxResumeCb = OnComplete;
-        private static unsafe readonly NativeMethods.osb_sandbox_call_callback_delegate SandboxCallCb = OnComplete;
-        private static unsafe readonly NativeMethods.osb_sandbox_open_stream_callback_delegate OpenStreamCb = OnComplete;
-        private static unsafe readonly NativeMethods.osb_sandbox_download_callback_delegate DownloadCb = OnComplete;
-        private static unsafe readonly NativeMethods.osb_stream_next_callback_delegate StreamNextCb = OnComplete;
-        private static unsafe readonly NativeMethods.osb_download_next_callback_delegate DownloadNextCb = OnComplete;
-        private static unsafe readonly NativeMethods.osb_upload_write_callback_delegate UploadWriteCb = OnComplete;
-        private static unsafe readonly NativeMethods.osb_upload_finish_callback_delegate UploadFinishCb = OnComplete;
         private static unsafe readonly NativeMethods.osb_session_call_callback_delegate SessionCallCb = OnComplete;
+        private static unsafe readonly NativeMethods.osb_session_upload_write_callback_delegate UploadWriteCb = OnComplete;
+        private static unsafe readonly NativeMethods.osb_session_download_next_callback_delegate DownloadNextCb = OnComplete;
 
-        // ------------------------------------------------------------------ op-layer session
+        // ------------------------------------------------------------------ runtime and session
 
         private static readonly object SessionLock = new object();
         private static SessionHandle _session;
+        private static IntPtr _runtime;
 
         /// <summary>
         /// The package's session of the op layer (bindings/common behind osb_session_call), on
-        /// the process-wide default runtime, which the handle-based functions use too: the
-        /// process has one tokio runtime. Kept for the process.
+        /// an explicit runtime (osb_runtime_new) that this bridge owns: both are freed at
+        /// ProcessExit, so the runtime's worker threads end before the process does (Mono
+        /// waits for native threads that called into managed code; measured 2026-12-01, a
+        /// program exits in 0.6 s this way, with no _exit() needed). Calls after exit fail.
         /// </summary>
         internal static unsafe SessionHandle Session
         {
@@ -128,23 +77,47 @@ namespace OpenSandbox.Native
                 lock (SessionLock)
                 {
                     if (_session != null) return _session;
+                    if (_exited) throw new ObjectDisposedException("OpenSandbox native session", "the process is exiting");
                     OsbError* err = null;
-                    var rt = NativeMethods.osb_runtime_default(&err);
+                    var opts = Utf8z("{\"thread_name\":\"opensandbox-dotnet-worker\"}");
+                    OsbRuntime* rt;
+                    fixed (byte* o = opts) rt = NativeMethods.osb_runtime_new(o, &err);
                     if (rt == null) throw TakeError(err, CancellationToken.None);
-                    try
-                    {
-                        var s = NativeMethods.osb_session_new(rt, &err);
-                        if (s == null) throw TakeError(err, CancellationToken.None);
-                        var h = new SessionHandle();
-                        h.Set((IntPtr)s);
-                        _session = h;
-                        return h;
-                    }
-                    finally
+                    var s = NativeMethods.osb_session_new(rt, &err);
+                    if (s == null)
                     {
                         NativeMethods.osb_runtime_free(rt);
+                        throw TakeError(err, CancellationToken.None);
                     }
+                    var h = new SessionHandle();
+                    h.Set((IntPtr)s);
+                    _runtime = (IntPtr)rt;
+                    _session = h;
+                    AppDomain.CurrentDomain.ProcessExit += OnProcessExit;
+                    return h;
                 }
+            }
+        }
+
+        private static bool _exited;
+
+        /// <summary>Frees the session (its handles: runs are cancelled) and then the runtime.</summary>
+        private static unsafe void OnProcessExit(object sender, EventArgs e)
+        {
+            try
+            {
+                lock (SessionLock)
+                {
+                    _exited = true;
+                    if (_session != null) _session.Dispose();
+                    _session = null;
+                    if (_runtime != IntPtr.Zero) NativeMethods.osb_runtime_free((OsbRuntime*)_runtime);
+                    _runtime = IntPtr.Zero;
+                }
+            }
+            catch (Exception)
+            {
+                // nothing useful to do at exit
             }
         }
 
@@ -200,6 +173,11 @@ namespace OpenSandbox.Native
         public static unsafe bool SessionRelease(long handle)
         {
             if (handle <= 0) return false;
+            lock (SessionLock)
+            {
+                // Finalizers may release after ProcessExit freed the session: nothing left to free.
+                if (_exited) return false;
+            }
             var s = Session;
             var added = false;
             try
@@ -225,227 +203,28 @@ namespace OpenSandbox.Native
         /// <summary>Number of async operations whose callback has not fired yet (tests use it to prove nothing leaks).</summary>
         public static int PendingCount { get { return PendingOps.Count; } }
 
-        // ------------------------------------------------------------------ sync constructors
+        // ------------------------------------------------------------------ bytes
 
-        public static unsafe ConfigHandle ConfigNew(string optionsJson)
+        /// <summary>Sends a chunk to upload <paramref name="handle"/> (from upload.open); the bytes are copied before the call returns.</summary>
+        public static unsafe Task UploadWrite(long handle, byte[] data, int offset, int count, CancellationToken ct)
         {
-            var h = new ConfigHandle();
-            var json = Utf8z(optionsJson);
-            OsbError* err = null;
-            OsbConfig* p;
-            fixed (byte* j = json) p = NativeMethods.osb_config_new(j, &err);
-            if (p == null) throw TakeError(err, CancellationToken.None);
-            h.Set((IntPtr)p);
-            return h;
-        }
-
-        public static unsafe string ConfigDescribe(ConfigHandle c)
-        {
-            var added = false;
-            try
+            if (offset < 0 || count < 0 || offset + count > data.Length) throw new ArgumentOutOfRangeException("count");
+            return Start(ResultKind.None, ct, Session, (target, cancel, ud) =>
             {
-                c.DangerousAddRef(ref added);
-                return TakeString(NativeMethods.osb_config_describe((OsbConfig*)c.DangerousGetHandle()));
-            }
-            finally
-            {
-                if (added) c.DangerousRelease();
-            }
-        }
-
-        public static unsafe ManagerHandle ManagerNew(ConfigHandle c)
-        {
-            var h = new ManagerHandle();
-            var added = false;
-            try
-            {
-                c.DangerousAddRef(ref added);
-                OsbError* err = null;
-                var p = NativeMethods.osb_manager_new((OsbConfig*)c.DangerousGetHandle(), &err);
-                if (p == null) throw TakeError(err, CancellationToken.None);
-                h.Set((IntPtr)p);
-                return h;
-            }
-            finally
-            {
-                if (added) c.DangerousRelease();
-            }
-        }
-
-        public static unsafe string SandboxId(SandboxHandle s)
-        {
-            var added = false;
-            try
-            {
-                s.DangerousAddRef(ref added);
-                return PtrToString(NativeMethods.osb_sandbox_id((OsbSandbox*)s.DangerousGetHandle()));
-            }
-            finally
-            {
-                if (added) s.DangerousRelease();
-            }
-        }
-
-        public static unsafe UploadHandle Upload(SandboxHandle s, string argsJson)
-        {
-            var h = new UploadHandle();
-            var json = Utf8z(argsJson);
-            var added = false;
-            try
-            {
-                s.DangerousAddRef(ref added);
-                OsbError* err = null;
-                OsbUpload* p;
-                fixed (byte* j = json) p = NativeMethods.osb_sandbox_upload((OsbSandbox*)s.DangerousGetHandle(), j, &err);
-                if (p == null) throw TakeError(err, CancellationToken.None);
-                h.Set((IntPtr)p);
-                return h;
-            }
-            finally
-            {
-                if (added) s.DangerousRelease();
-            }
-        }
-
-        // ------------------------------------------------------------------ async operations
-
-        public static unsafe Task<string> ManagerCall(ManagerHandle m, string op, string argsJson, CancellationToken ct)
-        {
-            var opz = Utf8z(op);
-            var json = Utf8z(argsJson);
-            var r = Start(ResultKind.String, ct, m, (target, cancel, ud) =>
-            {
-                fixed (byte* o = opz)
-                fixed (byte* j = json)
-                    NativeMethods.osb_manager_call((OsbManager*)target, o, j, (OsbCancel*)cancel, ManagerCallCb, ud);
+                fixed (byte* p = data)
+                    NativeMethods.osb_session_upload_write((OsbSession*)target, (ulong)handle, p + offset, (UIntPtr)count, (OsbCancel*)cancel, UploadWriteCb, ud);
             });
-            return Map(r, x => (string)x);
         }
 
-        public static unsafe Task<string> SandboxCall(SandboxHandle s, string op, string argsJson, CancellationToken ct)
+        /// <summary>The next chunk of download <paramref name="handle"/> (from download.open), or null at the end.</summary>
+        public static unsafe Task<byte[]> DownloadNext(long handle, CancellationToken ct)
         {
-            var opz = Utf8z(op);
-            var json = Utf8z(argsJson);
-            var r = Start(ResultKind.String, ct, s, (target, cancel, ud) =>
-            {
-                fixed (byte* o = opz)
-                fixed (byte* j = json)
-                    NativeMethods.osb_sandbox_call((OsbSandbox*)target, o, j, (OsbCancel*)cancel, SandboxCallCb, ud);
-            });
-            return Map(r, x => (string)x);
-        }
-
-        public enum OpenKind { Create, Connect, Resume }
-
-        public static unsafe Task<SandboxHandle> SandboxOpen(OpenKind kind, ConfigHandle c, string optionsJson, CancellationToken ct)
-        {
-            var json = Utf8z(optionsJson);
-            var r = Start(ResultKind.Handle, ct, c, (target, cancel, ud) =>
-            {
-                fixed (byte* j = json)
-                {
-                    switch (kind)
-                    {
-                        case OpenKind.Create:
-                            NativeMethods.osb_sandbox_create((OsbConfig*)target, j, (OsbCancel*)cancel, SandboxCreateCb, ud);
-                            break;
-                        case OpenKind.Connect:
-                            NativeMethods.osb_sandbox_connect((OsbConfig*)target, j, (OsbCancel*)cancel, SandboxConnectCb, ud);
-                            break;
-                        default:
-                            NativeMethods.osb_sandbox_resume((OsbConfig*)target, j, (OsbCancel*)cancel, SandboxResumeCb, ud);
-                            break;
-                    }
-                }
-            });
-            return Map(r, x => { var h = new SandboxHandle(); h.Set((IntPtr)x); return h; });
-        }
-
-        public static unsafe Task<StreamHandle> OpenStream(SandboxHandle s, string op, string argsJson, CancellationToken ct)
-        {
-            var opz = Utf8z(op);
-            var json = Utf8z(argsJson);
-            var r = Start(ResultKind.Handle, ct, s, (target, cancel, ud) =>
-            {
-                fixed (byte* o = opz)
-                fixed (byte* j = json)
-                    NativeMethods.osb_sandbox_open_stream((OsbSandbox*)target, o, j, (OsbCancel*)cancel, OpenStreamCb, ud);
-            });
-            return Map(r, x => { var h = new StreamHandle(); h.Set((IntPtr)x); return h; });
-        }
-
-        /// <summary>The next event, or null at the end of the stream.</summary>
-        public static unsafe Task<NativeEvent> StreamNext(StreamHandle st, CancellationToken ct)
-        {
-            var r = Start(ResultKind.Event, ct, st, (target, cancel, ud) =>
-                NativeMethods.osb_stream_next((OsbStream*)target, (OsbCancel*)cancel, StreamNextCb, ud));
-            return Map(r, x => (NativeEvent)x);
-        }
-
-        /// <summary>
-        /// Blocking next (osb_stream_next_blocking): the event, or null at the end. For pumps on
-        /// a dedicated managed thread, where it avoids a callback and a task per event.
-        /// </summary>
-        public static unsafe NativeEvent StreamNextBlocking(StreamHandle st, CancelHandle cancel, CancellationToken ct)
-        {
-            var stAdded = false;
-            var cAdded = false;
-            try
-            {
-                st.DangerousAddRef(ref stAdded);
-                cancel.DangerousAddRef(ref cAdded);
-                OsbError* err = null;
-                var ev = NativeMethods.osb_stream_next_blocking((OsbStream*)st.DangerousGetHandle(), (OsbCancel*)cancel.DangerousGetHandle(), &err);
-                if (err != null)
-                {
-                    var ex = TakeError(err, ct);
-                    if (ev != null) NativeMethods.osb_event_free(ev);
-                    throw ex;
-                }
-                return TakeEvent(ev);
-            }
-            finally
-            {
-                if (cAdded) cancel.DangerousRelease();
-                if (stAdded) st.DangerousRelease();
-            }
-        }
-
-        public static unsafe Task<DownloadHandle> Download(SandboxHandle s, string argsJson, CancellationToken ct)
-        {
-            var json = Utf8z(argsJson);
-            var r = Start(ResultKind.Handle, ct, s, (target, cancel, ud) =>
-            {
-                fixed (byte* j = json)
-                    NativeMethods.osb_sandbox_download((OsbSandbox*)target, j, (OsbCancel*)cancel, DownloadCb, ud);
-            });
-            return Map(r, x => { var h = new DownloadHandle(); h.Set((IntPtr)x); return h; });
-        }
-
-        /// <summary>The next chunk, or null at the end of the body.</summary>
-        public static unsafe Task<byte[]> DownloadNext(DownloadHandle d, CancellationToken ct)
-        {
-            var r = Start(ResultKind.Chunk, ct, d, (target, cancel, ud) =>
-                NativeMethods.osb_download_next((OsbDownload*)target, (OsbCancel*)cancel, DownloadNextCb, ud));
+            var r = Start(ResultKind.Chunk, ct, Session, (target, cancel, ud) =>
+                NativeMethods.osb_session_download_next((OsbSession*)target, (ulong)handle, (UIntPtr)DownloadChunk, (OsbCancel*)cancel, DownloadNextCb, ud));
             return Map(r, x => (byte[])x);
         }
 
-        public static unsafe Task UploadWrite(UploadHandle u, byte[] data, int offset, int count, CancellationToken ct)
-        {
-            if (offset < 0 || count < 0 || offset + count > data.Length) throw new ArgumentOutOfRangeException("count");
-            // The ABI copies the bytes before osb_upload_write returns: pinning for the call is enough.
-            return Start(ResultKind.None, ct, u, (target, cancel, ud) =>
-            {
-                fixed (byte* p = data)
-                    NativeMethods.osb_upload_write((OsbUpload*)target, p + offset, (UIntPtr)count, (OsbCancel*)cancel, UploadWriteCb, ud);
-            });
-        }
-
-        public static unsafe Task UploadFinish(UploadHandle u, CancellationToken ct)
-        {
-            return Start(ResultKind.None, ct, u, (target, cancel, ud) =>
-                NativeMethods.osb_upload_finish((OsbUpload*)target, (OsbCancel*)cancel, UploadFinishCb, ud));
-        }
+        private const int DownloadChunk = 256 * 1024;
 
         private static async Task<T> Map<T>(Task<object> t, Func<object, T> f)
         {
@@ -565,44 +344,10 @@ namespace OpenSandbox.Native
                     return null;
                 case ResultKind.String:
                     return TakeString((byte*)result);
-                case ResultKind.Handle:
-                    if (result == null) throw new SandboxInternalException("native operation returned no handle");
-                    return (IntPtr)result;
-                case ResultKind.Event:
-                    return TakeEvent((OsbEvent*)result);
                 case ResultKind.Chunk:
                     return TakeChunk((OsbChunk*)result);
                 default:
                     throw new InvalidOperationException("unknown result kind");
-            }
-        }
-
-        private static unsafe NativeEvent TakeEvent(OsbEvent* e)
-        {
-            if (e == null) return null;
-            try
-            {
-                OsbEventView view;
-                NativeMethods.osb_event_view(e, &view);
-                var ev = new NativeEvent { Type = view.event_type, Timestamp = view.timestamp };
-                if (view.text != null)
-                    ev.Text = Encoding.UTF8.GetString(view.text, (int)view.text_len.ToUInt64());
-                switch (view.event_type)
-                {
-                    case NativeMethods.OSB_EVENT_INIT:
-                    case NativeMethods.OSB_EVENT_STDOUT:
-                    case NativeMethods.OSB_EVENT_STDERR:
-                    case NativeMethods.OSB_EVENT_STATUS:
-                        break;
-                    default:
-                        ev.Json = Json.Parse(TakeString(NativeMethods.osb_event_json(e)) ?? "null");
-                        break;
-                }
-                return ev;
-            }
-            finally
-            {
-                NativeMethods.osb_event_free(e);
             }
         }
 

@@ -18,36 +18,6 @@ namespace OpenSandbox.Native
         internal void Set(IntPtr value) { SetHandle(value); }
     }
 
-    internal sealed unsafe class ConfigHandle : NativeHandle
-    {
-        protected override bool ReleaseHandle() { NativeMethods.osb_config_free((OsbConfig*)handle); return true; }
-    }
-
-    internal sealed unsafe class ManagerHandle : NativeHandle
-    {
-        protected override bool ReleaseHandle() { NativeMethods.osb_manager_free((OsbManager*)handle); return true; }
-    }
-
-    internal sealed unsafe class SandboxHandle : NativeHandle
-    {
-        protected override bool ReleaseHandle() { NativeMethods.osb_sandbox_free((OsbSandbox*)handle); return true; }
-    }
-
-    internal sealed unsafe class StreamHandle : NativeHandle
-    {
-        protected override bool ReleaseHandle() { NativeMethods.osb_stream_free((OsbStream*)handle); return true; }
-    }
-
-    internal sealed unsafe class DownloadHandle : NativeHandle
-    {
-        protected override bool ReleaseHandle() { NativeMethods.osb_download_free((OsbDownload*)handle); return true; }
-    }
-
-    internal sealed unsafe class UploadHandle : NativeHandle
-    {
-        protected override bool ReleaseHandle() { NativeMethods.osb_upload_free((OsbUpload*)handle); return true; }
-    }
-
     /// <summary>The op-layer session (osb_session_*); the package keeps one for the process.</summary>
     internal sealed unsafe class SessionHandle : NativeHandle
     {
@@ -55,8 +25,8 @@ namespace OpenSandbox.Native
     }
 
     /// <summary>
-    /// A handle of the session's registry (a sandbox the session connected): released with
-    /// osb_session_release by Dispose or, if the owner forgot, by the finalizer.
+    /// A handle of the session's registry (a sandbox, manager, run, upload or download):
+    /// released with osb_session_release by Dispose or, if the owner forgot, by the finalizer.
     /// </summary>
     internal sealed class SessionEntryHandle : NativeHandle
     {

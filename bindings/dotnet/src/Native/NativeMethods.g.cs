@@ -15,70 +15,13 @@ namespace OpenSandbox.Native
         const string __DllName = "opensandbox_ffi";
 
         /// <summary>
-        ///  Version of this C ABI. Bumped only for incompatible changes (none so far).
+        ///  Version of this C ABI. Bumped only for incompatible changes: 2 (2026-12-01) removed
+        ///  the handle-based functions (`osb_config_*`, `osb_manager_*`, `osb_sandbox_*`,
+        ///  `osb_stream_*`, `osb_event_*`, `osb_download_*`, `osb_upload_*`) and
+        ///  `osb_runtime_default`; everything goes through `osb_session_*` ops.
         /// </summary>
-        internal const uint OSB_ABI_VERSION = 1;
-        /// <summary>
-        ///  `init`: `text` is the execution id.
-        /// </summary>
-        internal const int OSB_EVENT_INIT = 0;
-        /// <summary>
-        ///  `stdout`: `text` is one line (without its newline).
-        /// </summary>
-        internal const int OSB_EVENT_STDOUT = 1;
-        /// <summary>
-        ///  `stderr`: `text` is one line.
-        /// </summary>
-        internal const int OSB_EVENT_STDERR = 2;
-        /// <summary>
-        ///  `result`: a code result; read it with `osb_event_json`.
-        /// </summary>
-        internal const int OSB_EVENT_RESULT = 3;
-        /// <summary>
-        ///  `execution_count`: read the count with `osb_event_json`.
-        /// </summary>
-        internal const int OSB_EVENT_EXECUTION_COUNT = 4;
-        /// <summary>
-        ///  `status`: `text` is the status text.
-        /// </summary>
-        internal const int OSB_EVENT_STATUS = 5;
-        /// <summary>
-        ///  `error`: read name/value/traceback with `osb_event_json`.
-        /// </summary>
-        internal const int OSB_EVENT_ERROR = 6;
-        /// <summary>
-        ///  `execution_complete`: read `execution_time_ms` with `osb_event_json`.
-        /// </summary>
-        internal const int OSB_EVENT_EXECUTION_COMPLETE = 7;
-        /// <summary>
-        ///  A metrics sample (`metrics.watch`); read it with `osb_event_json`.
-        /// </summary>
-        internal const int OSB_EVENT_METRICS = 8;
+        internal const uint OSB_ABI_VERSION = 2;
 
-
-        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
-        internal delegate void osb_download_next_callback_delegate(System.UIntPtr user_data, void* result, OsbError* error);
-
-        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
-        internal delegate void osb_manager_call_callback_delegate(System.UIntPtr user_data, void* result, OsbError* error);
-
-        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
-        internal delegate void osb_sandbox_call_callback_delegate(System.UIntPtr user_data, void* result, OsbError* error);
-
-        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
-        internal delegate void osb_sandbox_connect_callback_delegate(System.UIntPtr user_data, void* result, OsbError* error);
-
-        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
-        internal delegate void osb_sandbox_create_callback_delegate(System.UIntPtr user_data, void* result, OsbError* error);
-
-        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
-        internal delegate void osb_sandbox_download_callback_delegate(System.UIntPtr user_data, void* result, OsbError* error);
-
-        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
-        internal delegate void osb_sandbox_open_stream_callback_delegate(System.UIntPtr user_data, void* result, OsbError* error);
-
-        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
-        internal delegate void osb_sandbox_resume_callback_delegate(System.UIntPtr user_data, void* result, OsbError* error);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void osb_session_call_callback_delegate(System.UIntPtr user_data, void* result, OsbError* error);
@@ -88,15 +31,6 @@ namespace OpenSandbox.Native
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void osb_session_upload_write_callback_delegate(System.UIntPtr user_data, void* result, OsbError* error);
-
-        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
-        internal delegate void osb_stream_next_callback_delegate(System.UIntPtr user_data, void* result, OsbError* error);
-
-        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
-        internal delegate void osb_upload_finish_callback_delegate(System.UIntPtr user_data, void* result, OsbError* error);
-
-        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
-        internal delegate void osb_upload_write_callback_delegate(System.UIntPtr user_data, void* result, OsbError* error);
 
 
 
@@ -136,39 +70,6 @@ namespace OpenSandbox.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "osb_cancel_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern void osb_cancel_free(OsbCancel* c);
-
-        /// <summary>
-        ///  Builds a connection configuration from `options_json` (NULL = `{}`; keys in
-        ///  API.md §4: `domain`, `api_key`, `protocol`, `request_timeout_ms`,
-        ///  `connect_timeout_ms`, `headers`, `user_agent`, `use_server_proxy`, `retry`).
-        ///  Unset values fall back to `OPEN_SANDBOX_*` environment variables and defaults.
-        ///  Returns an owned handle (free with `osb_config_free`), or NULL with `*error_out` set.
-        ///
-        ///  # Safety
-        ///  `options_json` is NULL or a NUL-terminated string; `error_out` is NULL or writable.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_config_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern OsbConfig* osb_config_new(byte* options_json, OsbError** error_out);
-
-        /// <summary>
-        ///  The resolved settings as JSON (`domain`, `protocol`, `base_url`, `api_key_set`,
-        ///  `request_timeout_ms`, `connect_timeout_ms`, `headers`, `user_agent`,
-        ///  `use_server_proxy`). Owned: free with `osb_string_free`. NULL when `c` is NULL.
-        ///
-        ///  # Safety
-        ///  `c` is NULL or a live `OsbConfig`.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_config_describe", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern byte* osb_config_describe(OsbConfig* c);
-
-        /// <summary>
-        ///  Frees a configuration. Handles created from it stay valid. NULL is a no-op.
-        ///
-        ///  # Safety
-        ///  `c` is NULL or an `OsbConfig` from `osb_config_new`, not used afterwards.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_config_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_config_free(OsbConfig* c);
 
         /// <summary>
         ///  The error kind, one of `api`, `not_found`, `unauthorized`, `timeout`,
@@ -268,8 +169,7 @@ namespace OpenSandbox.Native
         internal static extern uint osb_abi_version();
 
         /// <summary>
-        ///  Frees an owned `char *` returned by this library (JSON results, `*_to_json`,
-        ///  `*_describe`). NULL is a no-op. Never pass a string this library did not allocate,
+        ///  Frees an owned `char *` returned by this library (JSON results, `*_to_json`). NULL is a no-op. Never pass a string this library did not allocate,
         ///  nor a borrowed one.
         ///
         ///  # Safety
@@ -277,120 +177,6 @@ namespace OpenSandbox.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "osb_string_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern void osb_string_free(byte* s);
-
-        /// <summary>
-        ///  A lifecycle client over `c`'s settings. Owned: free with `osb_manager_free`.
-        ///  NULL with `*error_out` set on failure.
-        ///
-        ///  # Safety
-        ///  `c` is a live `OsbConfig`; `error_out` is NULL or writable.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_manager_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern OsbManager* osb_manager_new(OsbConfig* c, OsbError** error_out);
-
-        /// <summary>
-        ///  Runs a lifecycle op (API.md §6.1) with `args_json` (NULL = no arguments). The
-        ///  callback's result is an owned JSON `char *` (`null` for ops without a value).
-        ///
-        ///  # Safety
-        ///  `m` is a live `OsbManager`; `op`/`args_json` are NULL or NUL-terminated strings
-        ///  (borrowed for the call); `cancel` is NULL or a live `OsbCancel`.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_manager_call", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_manager_call(OsbManager* m, byte* op, byte* args_json, OsbCancel* cancel, osb_manager_call_callback_delegate callback, System.UIntPtr user_data);
-
-        /// <summary>
-        ///  Frees a manager (local resources only). NULL is a no-op.
-        ///
-        ///  # Safety
-        ///  `m` is NULL or an `OsbManager` from `osb_manager_new`, not used afterwards.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_manager_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_manager_free(OsbManager* m);
-
-        /// <summary>
-        ///  Creates a sandbox and waits for readiness (API.md §6.2 options; NULL = defaults,
-        ///  which fail without an image or snapshot). The callback's result is an owned
-        ///  `OsbSandbox *` (free with `osb_sandbox_free`). If the sandbox never becomes ready,
-        ///  or the call is cancelled after the server created it, it is deleted again.
-        ///
-        ///  # Safety
-        ///  `c` is a live `OsbConfig`; `options_json` is NULL or NUL-terminated (borrowed for
-        ///  the call); `cancel` is NULL or a live `OsbCancel`.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_sandbox_create", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_sandbox_create(OsbConfig* c, byte* options_json, OsbCancel* cancel, osb_sandbox_create_callback_delegate callback, System.UIntPtr user_data);
-
-        /// <summary>
-        ///  Connects to an existing sandbox (`{sandbox_id, ready_timeout_ms,
-        ///  health_check_polling_interval_ms, skip_health_check}`). Result: owned `OsbSandbox *`.
-        ///
-        ///  # Safety
-        ///  As `osb_sandbox_create`.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_sandbox_connect", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_sandbox_connect(OsbConfig* c, byte* options_json, OsbCancel* cancel, osb_sandbox_connect_callback_delegate callback, System.UIntPtr user_data);
-
-        /// <summary>
-        ///  Resumes a paused sandbox on the server, then connects (same options as
-        ///  `osb_sandbox_connect`). Result: owned `OsbSandbox *`.
-        ///
-        ///  # Safety
-        ///  As `osb_sandbox_create`.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_sandbox_resume", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_sandbox_resume(OsbConfig* c, byte* options_json, OsbCancel* cancel, osb_sandbox_resume_callback_delegate callback, System.UIntPtr user_data);
-
-        /// <summary>
-        ///  The sandbox id. Borrowed: valid until `osb_sandbox_free(s)`. NULL when `s` is NULL.
-        ///
-        ///  # Safety
-        ///  `s` is NULL or a live `OsbSandbox`.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_sandbox_id", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern byte* osb_sandbox_id(OsbSandbox* s);
-
-        /// <summary>
-        ///  Runs a sandbox op (API.md §6.3) with `args_json` (NULL = no arguments). The
-        ///  callback's result is an owned JSON `char *` (`null` for ops without a value).
-        ///
-        ///  # Safety
-        ///  `s` is a live `OsbSandbox`; `op`/`args_json` are NULL or NUL-terminated strings
-        ///  (borrowed for the call); `cancel` is NULL or a live `OsbCancel`.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_sandbox_call", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_sandbox_call(OsbSandbox* s, byte* op, byte* args_json, OsbCancel* cancel, osb_sandbox_call_callback_delegate callback, System.UIntPtr user_data);
-
-        /// <summary>
-        ///  Blocking `osb_sandbox_call`: runs the op on the calling thread and returns its owned
-        ///  JSON result (`null` for ops without a value; free with `osb_string_free`), or NULL
-        ///  with `*error_out` set. Not callable from a library callback. Cheaper than the async
-        ///  form for hosts whose threads may block (one thread hop less).
-        ///
-        ///  # Safety
-        ///  As `osb_sandbox_call`; `error_out` is NULL or writable.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_sandbox_call_blocking", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern byte* osb_sandbox_call_blocking(OsbSandbox* s, byte* op, byte* args_json, OsbCancel* cancel, OsbError** error_out);
-
-        /// <summary>
-        ///  Blocking `osb_manager_call` (see `osb_sandbox_call_blocking`).
-        ///
-        ///  # Safety
-        ///  As `osb_manager_call`; `error_out` is NULL or writable.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_manager_call_blocking", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern byte* osb_manager_call_blocking(OsbManager* m, byte* op, byte* args_json, OsbCancel* cancel, OsbError** error_out);
-
-        /// <summary>
-        ///  Frees the local handle (connections); the remote sandbox keeps running. NULL is a
-        ///  no-op. Operations in flight on it still complete.
-        ///
-        ///  # Safety
-        ///  `s` is NULL or an `OsbSandbox` this library handed out, not used afterwards.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_sandbox_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_sandbox_free(OsbSandbox* s);
 
         /// <summary>
         ///  A new multi-thread tokio runtime. `options_json` may be NULL (= `{}`); keys:
@@ -404,18 +190,6 @@ namespace OpenSandbox.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "osb_runtime_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern OsbRuntime* osb_runtime_new(byte* options_json, OsbError** error_out);
-
-        /// <summary>
-        ///  The process-wide default runtime (the one `osb_sandbox_call` and the other
-        ///  handle-based functions run on, rebuilt in a `fork()`ed child), as an owned
-        ///  reference: `osb_runtime_free` on it frees the reference and never stops the runtime.
-        ///  NULL with `*error_out` set only if the runtime cannot be started.
-        ///
-        ///  # Safety
-        ///  `error_out` is NULL or writable.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_runtime_default", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern OsbRuntime* osb_runtime_default(OsbError** error_out);
 
         /// <summary>
         ///  Frees the caller's reference to the runtime. Sessions made on it and operations in
@@ -557,125 +331,6 @@ namespace OpenSandbox.Native
         internal static extern byte* osb_ops_manifest();
 
         /// <summary>
-        ///  Opens an execution stream (`commands.run`, `commands.run_in_session`, `code.run`)
-        ///  or a metrics stream (`metrics.watch`) with `args_json` (API.md §6.4). The callback's
-        ///  result is an owned `OsbStream *` (free with `osb_stream_free`), delivered once the
-        ///  response headers arrived.
-        ///
-        ///  # Safety
-        ///  `s` is a live `OsbSandbox`; `op`/`args_json` are NULL or NUL-terminated (borrowed
-        ///  for the call); `cancel` is NULL or a live `OsbCancel`.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_sandbox_open_stream", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_sandbox_open_stream(OsbSandbox* s, byte* op, byte* args_json, OsbCancel* cancel, osb_sandbox_open_stream_callback_delegate callback, System.UIntPtr user_data);
-
-        /// <summary>
-        ///  Waits for the next event. The callback's result is an owned `OsbEvent *` (free
-        ///  with `osb_event_free`), or NULL at the end of the stream (also for every call after
-        ///  the end or after an error). One `next` at a time per stream.
-        ///
-        ///  # Safety
-        ///  `s` is a live `OsbStream`; `cancel` is NULL or a live `OsbCancel`.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_stream_next", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_stream_next(OsbStream* s, OsbCancel* cancel, osb_stream_next_callback_delegate callback, System.UIntPtr user_data);
-
-        /// <summary>
-        ///  Blocking `next`: returns an owned `OsbEvent *`, or NULL at the end (`*error_out`
-        ///  NULL) or on error (`*error_out` set). Not callable from a library callback.
-        ///
-        ///  # Safety
-        ///  `s` is a live `OsbStream`; `cancel` is NULL or a live `OsbCancel`; `error_out` is
-        ///  NULL or writable.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_stream_next_blocking", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern OsbEvent* osb_stream_next_blocking(OsbStream* s, OsbCancel* cancel, OsbError** error_out);
-
-        /// <summary>
-        ///  Closes the stream: the connection is dropped, and an execution opened with
-        ///  `interrupt_on_drop` that has not ended is interrupted on the server. A `next` in
-        ///  flight completes with a `cancelled` error. NULL is a no-op.
-        ///
-        ///  # Safety
-        ///  `s` is NULL or an `OsbStream` this library handed out, not used afterwards.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_stream_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_stream_free(OsbStream* s);
-
-        /// <summary>
-        ///  Fills `out` with the event's type, text and timestamp. The text is borrowed from
-        ///  `e`. Does nothing when `e` or `out` is NULL.
-        ///
-        ///  # Safety
-        ///  `e` is NULL or a live `OsbEvent`; `out` is NULL or writable.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_event_view", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_event_view(OsbEvent* e, OsbEventView* @out);
-
-        /// <summary>
-        ///  The whole event as JSON (shapes in API.md §4). Owned: free with `osb_string_free`.
-        ///  NULL when `e` is NULL.
-        ///
-        ///  # Safety
-        ///  `e` is NULL or a live `OsbEvent`.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_event_json", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern byte* osb_event_json(OsbEvent* e);
-
-        /// <summary>
-        ///  Frees an event. NULL is a no-op.
-        ///
-        ///  # Safety
-        ///  `e` is NULL or an `OsbEvent` this library handed out, not used afterwards.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_event_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_event_free(OsbEvent* e);
-
-        /// <summary>
-        ///  Starts `GET /files/download` (`{path, range, offset, limit}`). The callback's
-        ///  result is an owned `OsbDownload *` (free with `osb_download_free`), delivered once
-        ///  the response headers arrived (a missing file fails here).
-        ///
-        ///  # Safety
-        ///  `s` is a live `OsbSandbox`; `args_json` is NULL or NUL-terminated (borrowed for the
-        ///  call); `cancel` is NULL or a live `OsbCancel`.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_sandbox_download", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_sandbox_download(OsbSandbox* s, byte* args_json, OsbCancel* cancel, osb_sandbox_download_callback_delegate callback, System.UIntPtr user_data);
-
-        /// <summary>
-        ///  Waits for the next chunk. The callback's result is an owned `OsbChunk *` (free with
-        ///  `osb_chunk_free`), or NULL at the end. One call at a time per download.
-        ///
-        ///  # Safety
-        ///  `d` is a live `OsbDownload`; `cancel` is NULL or a live `OsbCancel`.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_download_next", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_download_next(OsbDownload* d, OsbCancel* cancel, osb_download_next_callback_delegate callback, System.UIntPtr user_data);
-
-        /// <summary>
-        ///  Blocking read into the caller's buffer: copies up to `cap` bytes to `buf` and
-        ///  returns the count; 0 at the end; -1 on error (`*error_out` set). The rest of a
-        ///  chunk is kept for the next call. Not callable from a library callback.
-        ///
-        ///  # Safety
-        ///  `d` is a live `OsbDownload`; `buf` points to `cap` writable bytes (may be NULL when
-        ///  `cap` is 0); `cancel` is NULL or a live `OsbCancel`; `error_out` is NULL or writable.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_download_read", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern long osb_download_read(OsbDownload* d, byte* buf, System.UIntPtr cap, OsbCancel* cancel, OsbError** error_out);
-
-        /// <summary>
-        ///  Closes the download (drops the connection). A call in flight completes with a
-        ///  `cancelled` error. NULL is a no-op.
-        ///
-        ///  # Safety
-        ///  `d` is NULL or an `OsbDownload` this library handed out, not used afterwards.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_download_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_download_free(OsbDownload* d);
-
-        /// <summary>
         ///  The chunk's bytes, borrowed until `osb_chunk_free(c)`; stores the length in
         ///  `*len_out` (when not NULL). NULL (and length 0) when `c` is NULL.
         ///
@@ -694,60 +349,6 @@ namespace OpenSandbox.Native
         [DllImport(__DllName, EntryPoint = "osb_chunk_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern void osb_chunk_free(OsbChunk* c);
 
-        /// <summary>
-        ///  Starts `POST /files/upload` of one file (`{path, mode, owner, group, size}`) whose
-        ///  content is fed by `osb_upload_write*` and ended by `osb_upload_finish`. Returns an
-        ///  owned handle (free with `osb_upload_free`), or NULL with `*error_out` set.
-        ///
-        ///  # Safety
-        ///  `s` is a live `OsbSandbox`; `args_json` is NULL or NUL-terminated (borrowed);
-        ///  `error_out` is NULL or writable.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_sandbox_upload", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern OsbUpload* osb_sandbox_upload(OsbSandbox* s, byte* args_json, OsbError** error_out);
-
-        /// <summary>
-        ///  Queues `len` bytes from `data` (copied before returning). The callback's result is
-        ///  NULL once the chunk is queued (at most 4 chunks wait), or an error if the request
-        ///  already failed. One write at a time.
-        ///
-        ///  # Safety
-        ///  `u` is a live `OsbUpload`; `data` points to `len` readable bytes (NULL when `len` is
-        ///  0); `cancel` is NULL or a live `OsbCancel`.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_upload_write", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_upload_write(OsbUpload* u, byte* data, System.UIntPtr len, OsbCancel* cancel, osb_upload_write_callback_delegate callback, System.UIntPtr user_data);
-
-        /// <summary>
-        ///  Blocking write: 0 once the chunk is queued, -1 on error (`*error_out` set). Not
-        ///  callable from a library callback.
-        ///
-        ///  # Safety
-        ///  As `osb_upload_write`; `error_out` is NULL or writable.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_upload_write_blocking", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int osb_upload_write_blocking(OsbUpload* u, byte* data, System.UIntPtr len, OsbCancel* cancel, OsbError** error_out);
-
-        /// <summary>
-        ///  Ends the body and waits for the server's answer. The callback's result is NULL on
-        ///  success. When `size` was given and a different number of bytes was written, the
-        ///  request is failed (nothing is stored) and the error is `invalid_argument`.
-        ///
-        ///  # Safety
-        ///  `u` is a live `OsbUpload`; `cancel` is NULL or a live `OsbCancel`.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_upload_finish", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_upload_finish(OsbUpload* u, OsbCancel* cancel, osb_upload_finish_callback_delegate callback, System.UIntPtr user_data);
-
-        /// <summary>
-        ///  Frees the upload; if it was not finished, the request is aborted. NULL is a no-op.
-        ///
-        ///  # Safety
-        ///  `u` is NULL or an `OsbUpload` this library handed out, not used afterwards.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "osb_upload_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void osb_upload_free(OsbUpload* u);
-
 
     }
 
@@ -761,34 +362,10 @@ namespace OpenSandbox.Native
     }
 
     /// <summary>
-    ///  Connection settings (opaque). Freed with `osb_config_free`.
-    /// </summary>
-    [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct OsbConfig
-    {
-    }
-
-    /// <summary>
     ///  An error (opaque). Owned by whoever received it; freed with `osb_error_free`.
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct OsbError
-    {
-    }
-
-    /// <summary>
-    ///  A lifecycle client (opaque). Freed with `osb_manager_free`.
-    /// </summary>
-    [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct OsbManager
-    {
-    }
-
-    /// <summary>
-    ///  A connected sandbox (opaque). Freed with `osb_sandbox_free` (which does not kill it).
-    /// </summary>
-    [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct OsbSandbox
     {
     }
 
@@ -813,68 +390,10 @@ namespace OpenSandbox.Native
     }
 
     /// <summary>
-    ///  An open execution or metrics stream (opaque). Freed with `osb_stream_free`.
-    /// </summary>
-    [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct OsbStream
-    {
-    }
-
-    /// <summary>
-    ///  One event (opaque). Owned by the host; freed with `osb_event_free`.
-    /// </summary>
-    [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct OsbEvent
-    {
-    }
-
-    /// <summary>
-    ///  A borrowed view of an event's common fields (filled by `osb_event_view`).
-    /// </summary>
-    [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct OsbEventView
-    {
-        /// <summary>
-        ///  One of the `OSB_EVENT_*` constants.
-        /// </summary>
-        public int event_type;
-        /// <summary>
-        ///  UTF-8 text, borrowed from the event (valid until `osb_event_free`): the
-        ///  execution id for `init`, the line for `stdout`/`stderr`, the text for `status`;
-        ///  NULL for the other types.
-        /// </summary>
-        public byte* text;
-        /// <summary>
-        ///  Length of `text` in bytes.
-        /// </summary>
-        public System.UIntPtr text_len;
-        /// <summary>
-        ///  Unix milliseconds.
-        /// </summary>
-        public long timestamp;
-    }
-
-    /// <summary>
-    ///  An open download (opaque). Freed with `osb_download_free`.
-    /// </summary>
-    [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct OsbDownload
-    {
-    }
-
-    /// <summary>
     ///  One chunk of a download (opaque). Freed with `osb_chunk_free`.
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct OsbChunk
-    {
-    }
-
-    /// <summary>
-    ///  An upload in progress (opaque). Freed with `osb_upload_free`.
-    /// </summary>
-    [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct OsbUpload
     {
     }
 

@@ -5,8 +5,9 @@
 //! - user namespace: root inside is [`super::ID_BASE`] on the host, with a full
 //!   [`super::ID_RANGE`]-id range so `chown` to any user of the image works;
 //! - own PID, mount, IPC, UTS, network (loopback only) and cgroup namespaces;
-//! - Docker's default capability set (`CapEff 00000000a80425fb` for root), nothing
-//!   inheritable or ambient, `noNewPrivileges`;
+//! - Docker's default capability set without `CAP_NET_RAW` (as Podman does: no raw
+//!   or packet sockets; `CapEff 00000000a80405fb` for root), nothing inheritable or
+//!   ambient, `noNewPrivileges`;
 //! - Docker's masked and read-only `/proc` and `/sys` paths; `/sys` read-only;
 //! - `nosuid,nodev` on every writable mount (the rootfs is mounted so by the server);
 //! - a seccomp filter refusing the syscalls Docker's default profile refuses to a
@@ -27,14 +28,15 @@ pub const AGENT_DIR_INSIDE: &str = "/.opensandbox";
 pub const AGENT_EXE_INSIDE: &str = "/.opensandbox/opensandbox-server";
 pub const AGENT_LIB_INSIDE: &str = "/.opensandbox/lib";
 
-/// Docker's default capabilities (moby `oci/caps/defaults.go`).
-pub const DEFAULT_CAPS: [&str; 14] = [
+/// Docker's default capabilities (moby `oci/caps/defaults.go`) less `CAP_NET_RAW`:
+/// a sandbox has only loopback, so raw sockets serve nothing but packet forging and
+/// kernel attack surface (Podman leaves it out too).
+pub const DEFAULT_CAPS: [&str; 13] = [
     "CAP_CHOWN",
     "CAP_DAC_OVERRIDE",
     "CAP_FSETID",
     "CAP_FOWNER",
     "CAP_MKNOD",
-    "CAP_NET_RAW",
     "CAP_SETGID",
     "CAP_SETUID",
     "CAP_SETFCAP",
@@ -255,7 +257,9 @@ mod tests {
             .cloned()
             .unwrap_or_default();
         assert_eq!(caps.len(), DEFAULT_CAPS.len());
-        assert!(!caps.iter().any(|c| c == "CAP_SYS_ADMIN"));
+        assert!(!caps
+            .iter()
+            .any(|c| c == "CAP_SYS_ADMIN" || c == "CAP_NET_RAW"));
         let ws = doc["mounts"]
             .as_array()
             .and_then(|m| m.iter().find(|m| m["destination"] == "/workspace").cloned())

@@ -23,8 +23,14 @@
 
 pub mod bundle;
 pub mod cgroups;
+pub mod cli;
+pub mod disk;
 pub mod image;
+pub mod logs;
+pub mod metrics;
+pub mod push;
 pub mod registry;
+pub mod select;
 
 use std::os::fd::RawFd;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -62,7 +68,12 @@ pub struct OciRuntime {
     /// File name of the dynamic loader among `agent_libs`, if the agent is dynamic.
     loader: Option<String>,
     overlay: bool,
-    pub defaults: cgroups::Defaults,
+    /// Default and maximum `resourceLimits`.
+    pub defaults: cgroups::Policy,
+    cgroup_version: cgroups::CgroupVersion,
+    /// Cap of the sandbox log and of each background command's log (the agent's
+    /// `--log-cap`).
+    log_cap: u64,
     default_image: Option<String>,
     registry_mirror: Option<String>,
     /// Registry references pulled by this process, by the local `oci:` URI of the pull.
@@ -86,6 +97,8 @@ pub struct OciOptions {
     pub default_image: Option<String>,
     pub copy_rootfs: bool,
     pub registry_mirror: Option<String>,
+    pub limits: cgroups::Policy,
+    pub log_cap: u64,
 }
 
 impl OciRuntime {
@@ -123,7 +136,9 @@ impl OciRuntime {
             agent_libs,
             loader,
             overlay,
-            defaults: cgroups::Defaults::default(),
+            defaults: opts.limits.clone(),
+            cgroup_version: cgroups::CgroupVersion::detect(),
+            log_cap: opts.log_cap,
             default_image: opts.default_image.clone(),
             registry_mirror: opts.registry_mirror.clone(),
             pulled: Default::default(),
@@ -134,6 +149,7 @@ impl OciRuntime {
                 rt.binary.display()
             )
         })?;
+        logs::watch(data_dir.join("sandboxes"), rt.log_cap);
         Ok(rt)
     }
 
@@ -242,6 +258,15 @@ impl OciRuntime {
 
     /// Makes the sandbox's image ready in the cache (unpacking it on first use).
     pub async fn prepare_image(&self, record: &SandboxRecord) -> Result<(), ImageError> {
+        self.prepare_image_with(record, None).await
+    }
+
+    /// [`Self::prepare_image`], reporting a registry pull's progress to `progress`.
+    pub async fn prepare_image_with(
+        &self,
+        record: &SandboxRecord,
+        progress: Option<registry::ProgressFn>,
+    ) -> Result<(), ImageError> {
         let uri = self.image_uri(record).map(str::to_string).ok_or_else(|| {
             ImageError(
                 "this sandbox names no image (restored from a snapshot): start the server \
@@ -253,9 +278,22 @@ impl OciRuntime {
             uri.clone()
         } else {
             let pulls = self.images.dir().join("pulls");
-            let local = registry::pull(&uri, self.registry_mirror.as_deref(), &pulls)
+            // `image.auth` of the request: used for this pull only, never stored.
+            let opts = registry::PullOptions {
+                credentials: record
+                    .image
+                    .as_ref()
+                    .and_then(|i| i.auth.as_ref())
+                    .map(|a| registry::Credentials {
+                        username: a.username.clone(),
+                        password: a.password.clone(),
+                    }),
+                progress,
+            };
+            let local = registry::pull_with(&uri, self.registry_mirror.as_deref(), &pulls, &opts)
                 .await
-                .map_err(|e| ImageError(format!("pulling {uri:?}: {e:#}")))?;
+                .map_err(|e| ImageError(format!("pulling {uri:?}: {e:#}")))?
+                .uri;
             self.pulled
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -315,12 +353,25 @@ impl OciRuntime {
         }
         let bundle_dir = Self::bundle_dir(paths);
         let rootfs = bundle_dir.join("rootfs");
-        let layer = bundle_dir.join("layer");
-        for dir in [&bundle_dir, &rootfs, &layer] {
+        for dir in [&bundle_dir, &rootfs] {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        std::fs::set_permissions(&layer, std::fs::Permissions::from_mode(0o700))?;
         allow_traverse(&bundle_dir)?;
+        // With a disk limit, everything the sandbox can write (overlay upper dir and
+        // the bound directories) lives on its own size-capped filesystem.
+        let layer = match limits.disk_bytes {
+            Some(bytes) => {
+                let disk = disk::Disk::new(&bundle_dir);
+                disk.setup(bytes, &paths.fs)
+                    .with_context(|| format!("setting up the {bytes}-byte disk limit"))?;
+                allow_traverse(&disk.mount)?;
+                allow_traverse(&paths.fs)?;
+                disk.layer()
+            }
+            None => bundle_dir.join("layer"),
+        };
+        std::fs::create_dir_all(&layer).with_context(|| format!("creating {}", layer.display()))?;
+        std::fs::set_permissions(&layer, std::fs::Permissions::from_mode(0o700))?;
         self.mount_rootfs(&image.rootfs, &rootfs, &layer)?;
         // The writable directories belong to the sandbox's root (ids shifted into its
         // range, e.g. after a restore of a snapshot taken under bubblewrap).
@@ -391,10 +442,12 @@ impl OciRuntime {
                 "/",
                 "--workdir",
                 WORKSPACE_INSIDE,
-                "--",
+                "--log-cap",
             ]
             .map(String::from),
         );
+        args.push(self.log_cap.to_string());
+        args.push("--".into());
         args.extend(record.entrypoint.iter().cloned());
         bundle::write(
             &bundle_dir,
@@ -406,7 +459,7 @@ impl OciRuntime {
                 cwd: WORKSPACE_INSIDE.into(),
                 binds,
                 resources: limits.to_resources(),
-                cgroups_path: format!("/opensandbox/{}", record.id),
+                cgroups_path: cgroups_path(&record.id),
             },
         )?;
 
@@ -425,6 +478,9 @@ impl OciRuntime {
             .arg("--preserve-fds")
             .arg("2")
             .arg(&record.id);
+        // SAFETY: the closure runs in the forked child before exec and only makes
+        // async-signal-safe calls (fcntl, dup2, close) on plain integers: no
+        // allocation, no lock, nothing shared with the parent's other threads.
         unsafe {
             cmd.pre_exec(move || {
                 // Move the two fds to 3 and 4 (via free high numbers, in case they
@@ -492,11 +548,19 @@ impl OciRuntime {
         }
         let rootfs = Self::bundle_dir(paths).join("rootfs");
         if is_mount_point(&rootfs) {
-            if let Ok(c) = std::ffi::CString::new(rootfs.as_os_str().as_encoded_bytes()) {
-                // SAFETY: a valid C string; detaching never touches the files.
-                unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
-            }
+            detach(&rootfs);
         }
+        disk::Disk::new(&Self::bundle_dir(paths)).teardown(&paths.fs);
+    }
+
+    /// The sandbox's memory and CPU usage and limits, from its cgroup on the host
+    /// (what `/metrics` reports under an OCI runtime).
+    pub fn usage(&self, id: &str) -> Result<cgroups::Usage> {
+        cgroups::read_usage(
+            Path::new("/sys/fs/cgroup"),
+            self.cgroup_version,
+            &cgroups_path(id),
+        )
     }
 
     fn simple(&self, verb: &str, id: &str) -> Result<()> {
@@ -629,11 +693,26 @@ fn overlay_works(oci_dir: &Path) -> bool {
     let ok = mount_overlay(&dirs[3], &data, libc::MS_NOSUID | libc::MS_NODEV).is_ok();
     if ok {
         if let Ok(c) = std::ffi::CString::new(dirs[3].as_os_str().as_encoded_bytes()) {
+            // SAFETY: `c` is a NUL-terminated path that outlives the call; umount2
+            // only reads it.
             unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
         }
     }
     let _ = std::fs::remove_dir_all(&probe);
     ok
+}
+
+/// The sandbox's cgroup, relative to each hierarchy's root.
+pub fn cgroups_path(id: &str) -> String {
+    format!("/opensandbox/{id}")
+}
+
+/// Lazily unmounts `target` (never touches the files under it).
+fn detach(target: &Path) {
+    if let Ok(c) = std::ffi::CString::new(target.as_os_str().as_encoded_bytes()) {
+        // SAFETY: a valid C string.
+        unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
+    }
 }
 
 fn is_mount_point(path: &Path) -> bool {

@@ -61,8 +61,13 @@ public final class Codes {
         return Execution.fromJson(NativeBridge.invoke("code.run", args(request), request.getHandlers()));
     }
 
+    /**
+     * As {@link #run(RunCodeRequest)}, without blocking. {@code cancel(true)} on the returned future
+     * stops the run and interrupts the cell on the server.
+     */
     public CompletableFuture<Execution> runAsync(RunCodeRequest request) {
-        return NativeBridge.invokeAsync("code.run", args(request), request.getHandlers()).thenApply(Execution::fromJson);
+        return NativeBridge.mapCancellable(
+                NativeBridge.invokeAsync("code.run", args(request), request.getHandlers()), Execution::fromJson);
     }
 
     public Execution run(String code, CodeContext context, ExecutionHandlers handlers) {

@@ -132,6 +132,32 @@ class ServerTest {
     }
 
     @Test
+    void asyncRunWithoutHandlersKeepsOutputAndOutcome() throws Exception {
+        Execution e = sb.commands().runAsync("echo plain; exit 4").get(60, TimeUnit.SECONDS);
+        assertEquals("plain", e.getLogs().getStdout().get(0).getText());
+        assertEquals(4, e.getExitCode());
+    }
+
+    @Test
+    void cancellingAnAsyncRunStopsTheCommandOnTheServer() throws Exception {
+        // The op layer's one cancellation rule: cancel(true) releases the run, which
+        // interrupts the command on the server (a dropped connection alone would not).
+        java.util.concurrent.CompletableFuture<String> id = new java.util.concurrent.CompletableFuture<>();
+        ExecutionHandlers h = ExecutionHandlers.builder().onInit(id::complete).build();
+        java.util.concurrent.CompletableFuture<Execution> run = sb.commands()
+                .runAsync(RunCommandRequest.builder().command("sleep 30").handlers(h).build());
+        String execId = id.get(30, TimeUnit.SECONDS);
+        assertTrue(run.cancel(true));
+        assertThrows(java.util.concurrent.CancellationException.class, run::join);
+        boolean running = true;
+        for (int i = 0; i < 80 && running; i++) {
+            Thread.sleep(100);
+            running = Boolean.TRUE.equals(sb.commands().getCommandStatus(execId).getRunning());
+        }
+        assertFalse(running, "the command still runs 8 s after the cancel");
+    }
+
+    @Test
     void filesRoundTripBytesAndStreams() throws Exception {
         byte[] data = new byte[5 * 1024 * 1024 + 17];
         new Random(7).nextBytes(data);

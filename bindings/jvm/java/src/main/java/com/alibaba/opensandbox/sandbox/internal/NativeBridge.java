@@ -15,6 +15,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 /**
  * The JNI boundary: transport only. Ops, argument keys, results and error payloads are
@@ -167,6 +168,9 @@ public final class NativeBridge {
     }
 
     private static void dispatch(EventConsumer consumer, Map<?, ?> ev) {
+        if (consumer == null) {
+            return; // a run started without handlers has no events but its end item
+        }
         String type = Json.str(ev.get("type"));
         Long tsBoxed = Json.long_(ev.get("timestamp"));
         long ts = tsBoxed == null ? 0 : tsBoxed;
@@ -220,31 +224,68 @@ public final class NativeBridge {
     /**
      * As {@link #invoke(String, Map, EventConsumer)} without blocking: each batch is one
      * async native call, and its events are dispatched on a {@code ForkJoinPool} thread.
+     * {@code consumer} may be null (the run is still started and pulled, so that it can
+     * be cancelled). Cancelling the returned future ({@code cancel(true)}) releases the
+     * run, which stops it and interrupts the command on the server (the op layer's one
+     * cancellation rule, bindings/common/README.md §5).
      */
     public static CompletableFuture<Object> invokeAsync(String op, Map<String, Object> args, EventConsumer consumer) {
-        if (consumer == null) {
-            return invokeAsync(op, args);
-        }
-        args.put("handlers", true);
         String start;
         try {
             start = startOp(op);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
+        args.put("handlers", consumer != null);
         CompletableFuture<Object> result = new CompletableFuture<>();
+        // The run's handle once started: 0 before, -1 once the future was cancelled.
+        AtomicLong handle = new AtomicLong();
+        result.whenComplete((v, e) -> {
+            if (result.isCancelled()) {
+                long h = handle.getAndSet(-1);
+                if (h > 0) {
+                    releaseQuietly(h);
+                }
+            }
+        });
         invokeAsync(start, args).whenComplete((started, err) -> {
             if (err != null) {
                 result.completeExceptionally(unwrap(err));
                 return;
             }
-            pull(Json.long_(((Map<?, ?>) started).get("handle")), consumer, result);
+            long h = Json.long_(((Map<?, ?>) started).get("handle"));
+            if (!handle.compareAndSet(0, h)) {
+                // Cancelled while starting: nobody will pull this run.
+                releaseQuietly(h);
+                return;
+            }
+            pull(h, consumer, result);
         });
         return result;
     }
 
+    /**
+     * {@code f.thenApply(fn)}, where cancelling the returned future cancels {@code f} too
+     * (a plain {@code thenApply} stage does not pass cancellation back to its source).
+     */
+    public static <T> CompletableFuture<T> mapCancellable(CompletableFuture<Object> f, Function<Object, T> fn) {
+        CompletableFuture<T> out = f.thenApply(fn);
+        out.whenComplete((v, e) -> {
+            if (out.isCancelled()) {
+                f.cancel(true);
+            }
+        });
+        return out;
+    }
+
     private static void pull(long h, EventConsumer consumer, CompletableFuture<Object> result) {
+        if (result.isDone()) {
+            return; // cancelled: the cancellation released the handle
+        }
         invokeAsync("execution.next_batch", Json.obj("handle", h)).whenComplete((batch, err) -> {
+            if (result.isDone()) {
+                return;
+            }
             try {
                 if (err != null) {
                     throw unwrap(err);

@@ -43,10 +43,14 @@ public final class Commands {
         return run(RunCommandRequest.builder().command(command).build());
     }
 
-    /** As {@link #run(RunCommandRequest)}, without blocking; handlers run on {@code ForkJoinPool} threads. */
+    /**
+     * As {@link #run(RunCommandRequest)}, without blocking; handlers run on {@code ForkJoinPool} threads.
+     * {@code cancel(true)} on the returned future stops the run and interrupts the command on the server;
+     * the future then reports {@link java.util.concurrent.CancellationException}.
+     */
     public CompletableFuture<Execution> runAsync(RunCommandRequest request) {
-        return NativeBridge.invokeAsync("commands.run", args(request), request.getHandlers())
-                .thenApply(Execution::fromJson);
+        return NativeBridge.mapCancellable(
+                NativeBridge.invokeAsync("commands.run", args(request), request.getHandlers()), Execution::fromJson);
     }
 
     public CompletableFuture<Execution> runAsync(String command) {
