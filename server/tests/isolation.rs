@@ -11,170 +11,12 @@
 mod common;
 
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::{Server, EXECD_PORT};
+use common::runc::RuncServer;
+use common::EXECD_PORT;
 use serde_json::{json, Value};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
-}
-
-fn runc_image() -> Result<String, String> {
-    if !nix::unistd::geteuid().is_root() {
-        return Err("not root (runc with cgroup limits needs root)".into());
-    }
-    let has_runc = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join("runc").is_file()))
-        .unwrap_or(false)
-        || Path::new("/usr/sbin/runc").is_file();
-    if !has_runc {
-        return Err("runc is not installed (apt-get install runc)".into());
-    }
-    if let Ok(uri) = std::env::var("OSB_TEST_IMAGE") {
-        return Ok(uri);
-    }
-    let layout = repo_root().join(".work/images/debian-python");
-    if !layout.join("index.json").is_file() {
-        return Err(format!(
-            "no local image at {} (run scripts/build-image.sh)",
-            layout.display()
-        ));
-    }
-    Ok(format!("oci:{}:latest", layout.display()))
-}
-
-macro_rules! need_runc {
-    () => {
-        match runc_image() {
-            Ok(uri) => uri,
-            Err(why) => {
-                eprintln!("SKIPPED (runc isolation): {why}");
-                return;
-            }
-        }
-    };
-}
-
-/// A server on the runc backend; on drop, removes any container and mount left.
-struct Runc {
-    server: Server,
-    image: String,
-}
-
-impl Runc {
-    fn start(image: &str, extra: &[&str]) -> Self {
-        let mut args = vec!["--isolation", "auto", "--runtime", "runc"];
-        args.extend_from_slice(extra);
-        Self {
-            server: Server::start(&args),
-            image: image.to_string(),
-        }
-    }
-
-    async fn create(&self, extra: Value) -> String {
-        let mut body = json!({
-            "image": {"uri": self.image},
-            "entrypoint": ["sleep", "infinity"],
-            "timeout": 600,
-        });
-        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
-            for (k, v) in e {
-                b.insert(k.clone(), v.clone());
-            }
-        }
-        let resp = self
-            .server
-            .post("/v1/sandboxes")
-            .json(&body)
-            .send()
-            .await
-            .expect("create");
-        let status = resp.status().as_u16();
-        let v: Value = resp.json().await.expect("json");
-        assert_eq!(status, 202, "create: {v}\n{}", self.server.log());
-        assert_eq!(
-            v["status"]["state"],
-            "Running",
-            "{v}\n{}",
-            self.server.log()
-        );
-        v["id"].as_str().expect("id").to_string()
-    }
-
-    async fn sh(&self, id: &str, command: &str) -> (String, Option<i64>) {
-        let (lines, code) = self.server.run(id, command).await;
-        (lines.join("\n"), code)
-    }
-
-    /// Runs `command` and asserts it fails; returns its output.
-    async fn must_fail(&self, id: &str, command: &str) -> String {
-        let (out, code) = self.sh(id, command).await;
-        assert_ne!(code, Some(0), "{command:?} succeeded: {out}");
-        out
-    }
-
-    /// Runs a Python snippet; returns its stdout.
-    async fn py(&self, id: &str, code: &str) -> String {
-        let cmd = format!("python3 - <<'PY'\n{code}\nPY");
-        self.sh(id, &cmd).await.0
-    }
-
-    /// The raw event stream of a command (to read its error).
-    async fn events(&self, id: &str, command: &str) -> Vec<Value> {
-        let (url, headers) = self.server.endpoint(id, EXECD_PORT).await;
-        let mut req = self.server.client.post(format!("{url}/command"));
-        for (k, v) in &headers {
-            req = req.header(k, v);
-        }
-        let text = req
-            .json(&json!({ "command": command }))
-            .send()
-            .await
-            .expect("command")
-            .text()
-            .await
-            .expect("stream");
-        common::parse_events(&text)
-    }
-}
-
-impl Drop for Runc {
-    fn drop(&mut self) {
-        let state = self.server.data_dir.join("oci/state");
-        if let Ok(entries) = std::fs::read_dir(&state) {
-            for e in entries.flatten() {
-                let _ = std::process::Command::new("runc")
-                    .arg("--root")
-                    .arg(&state)
-                    .args(["delete", "--force"])
-                    .arg(e.file_name())
-                    .stderr(std::process::Stdio::null())
-                    .status();
-            }
-        }
-        let needle = self.server.data_dir.to_string_lossy().into_owned();
-        if let Ok(mounts) = std::fs::read_to_string("/proc/self/mounts") {
-            // Deepest first: binds over fs/ sit on top of the disk mounts.
-            let mut targets: Vec<String> = mounts
-                .lines()
-                .filter_map(|l| l.split(' ').nth(1))
-                .filter(|t| t.starts_with(&needle))
-                .map(String::from)
-                .collect();
-            targets.reverse();
-            for target in targets {
-                let _ = std::process::Command::new("umount")
-                    .args(["-l", &target])
-                    .status();
-            }
-        }
-    }
-}
 
 /// `errno` of a raw syscall made by Python inside the sandbox (0: it succeeded).
 fn syscall_py(nr: i64, args: &str) -> String {
@@ -187,7 +29,7 @@ fn syscall_py(nr: i64, args: &str) -> String {
 #[tokio::test]
 async fn capabilities_are_zero_for_non_root_and_the_safe_set_for_root() {
     let image = need_runc!();
-    let s = Runc::start(&image, &[]);
+    let s = RuncServer::start(&image);
     let id = s.create(json!({})).await;
     let (out, _) = s
         .sh(&id, "grep -E '^Cap(Eff|Prm|Bnd|Inh|Amb)' /proc/self/status")
@@ -213,7 +55,7 @@ async fn capabilities_are_zero_for_non_root_and_the_safe_set_for_root() {
 #[tokio::test]
 async fn remounts_and_new_mounts_fail() {
     let image = need_runc!();
-    let s = Runc::start(&image, &[]);
+    let s = RuncServer::start(&image);
     let id = s.create(json!({})).await;
     s.must_fail(&id, "mount -o remount,rw /").await;
     // /etc/hosts is a read-only bind, /workspace a nosuid one.
@@ -236,7 +78,7 @@ async fn remounts_and_new_mounts_fail() {
 #[tokio::test]
 async fn mknod_of_devices_fails() {
     let image = need_runc!();
-    let s = Runc::start(&image, &[]);
+    let s = RuncServer::start(&image);
     let id = s.create(json!({})).await;
     s.must_fail(&id, "mknod /tmp/sda b 8 0").await;
     s.must_fail(&id, "mknod /tmp/mem c 1 1").await;
@@ -249,7 +91,7 @@ async fn mknod_of_devices_fails() {
 #[tokio::test]
 async fn raw_and_packet_sockets_fail() {
     let image = need_runc!();
-    let s = Runc::start(&image, &[]);
+    let s = RuncServer::start(&image);
     let id = s.create(json!({})).await;
     let out = s
         .py(
@@ -269,7 +111,7 @@ async fn raw_and_packet_sockets_fail() {
 #[tokio::test]
 async fn processes_outside_are_invisible_and_the_agent_cannot_be_traced() {
     let image = need_runc!();
-    let s = Runc::start(&image, &[]);
+    let s = RuncServer::start(&image);
     let id = s.create(json!({})).await;
     let me = std::process::id();
     let (out, _) = s
@@ -295,7 +137,7 @@ async fn processes_outside_are_invisible_and_the_agent_cannot_be_traced() {
 #[tokio::test]
 async fn writes_to_proc_sys_sysrq_and_sys_fail() {
     let image = need_runc!();
-    let s = Runc::start(&image, &[]);
+    let s = RuncServer::start(&image);
     let id = s.create(json!({})).await;
     let before = std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap_or_default();
     s.must_fail(&id, "echo '|/tmp/x' > /proc/sys/kernel/core_pattern")
@@ -320,7 +162,7 @@ async fn writes_to_proc_sys_sysrq_and_sys_fail() {
 #[tokio::test]
 async fn keyrings_and_module_loading_are_refused() {
     let image = need_runc!();
-    let s = Runc::start(&image, &[]);
+    let s = RuncServer::start(&image);
     let id = s.create(json!({})).await;
     if !cfg!(target_arch = "x86_64") {
         eprintln!("SKIPPED: syscall numbers below are x86_64's");
@@ -356,7 +198,7 @@ async fn keyrings_and_module_loading_are_refused() {
 #[tokio::test]
 async fn another_sandboxs_files_and_the_data_dir_are_out_of_reach() {
     let image = need_runc!();
-    let s = Runc::start(&image, &[]);
+    let s = RuncServer::start(&image);
     let a = s.create(json!({})).await;
     let b = s.create(json!({})).await;
     let (_, code) = s
@@ -389,7 +231,7 @@ async fn another_sandboxs_files_and_the_data_dir_are_out_of_reach() {
 #[tokio::test]
 async fn a_setuid_file_made_inside_is_not_setuid_root_on_the_host() {
     let image = need_runc!();
-    let s = Runc::start(&image, &[]);
+    let s = RuncServer::start(&image);
     let id = s.create(json!({})).await;
     let (_, code) = s
         .sh(
@@ -435,7 +277,7 @@ async fn a_setuid_file_made_inside_is_not_setuid_root_on_the_host() {
 #[tokio::test]
 async fn a_fork_bomb_stops_at_the_pids_limit_and_the_server_still_answers() {
     let image = need_runc!();
-    let s = Runc::start(&image, &[]);
+    let s = RuncServer::start(&image);
     let id = s.create(json!({"resourceLimits": {"pids": "64"}})).await;
     let (url, headers) = s.server.endpoint(&id, EXECD_PORT).await;
     let mut req = s.server.client.post(format!("{url}/command"));
@@ -479,7 +321,7 @@ async fn a_fork_bomb_stops_at_the_pids_limit_and_the_server_still_answers() {
 #[tokio::test]
 async fn allocating_past_the_memory_limit_is_an_oom_kill_and_everything_else_survives() {
     let image = need_runc!();
-    let s = Runc::start(&image, &[]);
+    let s = RuncServer::start(&image);
     let id = s
         .create(json!({"resourceLimits": {"memory": "128Mi"}}))
         .await;
@@ -523,7 +365,7 @@ async fn allocating_past_the_memory_limit_is_an_oom_kill_and_everything_else_sur
 #[tokio::test]
 async fn symlink_and_fifo_tricks_fail_safely() {
     let image = need_runc!();
-    let s = Runc::start(&image, &[]);
+    let s = RuncServer::start(&image);
     let id = s.create(json!({})).await;
     let secret = s.server.data_dir.join("host-secret");
     std::fs::write(&secret, "HOST-SECRET").expect("secret");

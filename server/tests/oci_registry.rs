@@ -16,33 +16,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::runc::registry_layout;
 use common::Server;
 use serde_json::{json, Value};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
-}
-
-/// The local layout (without `oci:`), or why these tests cannot run here.
-fn layout() -> Result<PathBuf, String> {
-    if !nix::unistd::geteuid().is_root() {
-        return Err("not root (unpacking shifts owners; runc needs root)".into());
-    }
-    if !Path::new("/usr/bin/docker-registry").is_file() {
-        return Err("docker-registry is not installed (apt-get install docker-registry)".into());
-    }
-    let layout = repo_root().join(".work/images/debian-python");
-    if !layout.join("index.json").is_file() {
-        return Err(format!(
-            "no local image at {} (run scripts/build-image.sh)",
-            layout.display()
-        ));
-    }
-    Ok(layout)
-}
 
 macro_rules! need {
     ($e:expr) => {
@@ -169,7 +145,7 @@ fn printed_digest(stdout: &str) -> String {
 
 #[tokio::test]
 async fn push_then_pull_by_tag_and_by_digest() {
-    let layout = need!(layout());
+    let layout = need!(registry_layout());
     let registry = need!(Registry::start(None).await);
     let expected = layout_digest(&layout);
     let source = format!("oci:{}:latest", layout.display());
@@ -261,7 +237,7 @@ async fn cleanup(server: &Server) {
 
 #[tokio::test]
 async fn image_auth_pulls_from_a_private_registry() {
-    let layout = need!(layout());
+    let layout = need!(registry_layout());
     let registry = need!(Registry::start(Some(("osb", "s3cret-pass"))).await);
     let source = format!("oci:{}:latest", layout.display());
     let dest = format!("{}/private/python:3.11", registry.addr);
@@ -379,7 +355,7 @@ async fn throttled_proxy(upstream: String, bytes_per_sec: usize) -> String {
 /// status message; concurrent creates of one image download it once.
 #[tokio::test]
 async fn pull_shows_as_pending_and_happens_once() {
-    let layout = need!(layout());
+    let layout = need!(registry_layout());
     let registry = need!(Registry::start(None).await);
     let source = format!("oci:{}:latest", layout.display());
     let (ok, out, err) = images(
@@ -589,7 +565,7 @@ async fn token_registry(layout: PathBuf, user: &'static str, password: &'static 
 // Multi-threaded: the mock registry keeps serving while the test waits for the CLI.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bearer_token_auth_uses_the_credentials() {
-    let layout = need!(layout());
+    let layout = need!(registry_layout());
     let addr = token_registry(layout, "osb", "t0ken-pass").await;
     let reference = format!("{addr}/private/python:3.11");
     let data = tempfile::tempdir().expect("data");

@@ -15,152 +15,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use common::runc::RuncServer;
 use common::Server;
 use serde_json::{json, Value};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
-}
-
-/// The image URI to test with, or why these tests cannot run here.
-fn runc_image() -> Result<String, String> {
-    if !nix::unistd::geteuid().is_root() {
-        return Err("not root (runc with cgroup limits needs root)".into());
-    }
-    let has_runc = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join("runc").is_file()))
-        .unwrap_or(false)
-        || Path::new("/usr/sbin/runc").is_file();
-    if !has_runc {
-        return Err("runc is not installed (apt-get install runc)".into());
-    }
-    if let Ok(uri) = std::env::var("OSB_TEST_IMAGE") {
-        return Ok(uri);
-    }
-    let layout = repo_root().join(".work/images/debian-python");
-    if !layout.join("index.json").is_file() {
-        return Err(format!(
-            "no local image at {} (run scripts/build-image.sh)",
-            layout.display()
-        ));
-    }
-    Ok(format!("oci:{}:latest", layout.display()))
-}
-
-macro_rules! need_runc {
-    () => {
-        match runc_image() {
-            Ok(uri) => uri,
-            Err(why) => {
-                eprintln!("SKIPPED (runc backend): {why}");
-                return;
-            }
-        }
-    };
-}
-
-/// A server on the runc backend; on drop, removes any container and mount left.
-struct RuncServer {
-    server: Server,
-    image: String,
-}
-
-impl RuncServer {
-    fn start(image: &str) -> Self {
-        Self::start_with(image, &[])
-    }
-
-    fn start_with(image: &str, extra: &[&str]) -> Self {
-        let mut args = vec!["--isolation", "auto", "--runtime", "runc"];
-        args.extend_from_slice(extra);
-        let server = Server::start(&args);
-        Self {
-            server,
-            image: image.to_string(),
-        }
-    }
-
-    async fn create_with(&self, extra: Value) -> Value {
-        let mut body = json!({
-            "image": {"uri": self.image},
-            "entrypoint": ["sleep", "infinity"],
-            "timeout": 600,
-        });
-        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
-            for (k, v) in e {
-                b.insert(k.clone(), v.clone());
-            }
-        }
-        let resp = self
-            .server
-            .post("/v1/sandboxes")
-            .json(&body)
-            .send()
-            .await
-            .expect("create");
-        let status = resp.status().as_u16();
-        let v: Value = resp.json().await.expect("json");
-        assert_eq!(status, 202, "create: {v}\n{}", self.server.log());
-        assert_eq!(
-            v["status"]["state"],
-            "Running",
-            "{v}\n{}",
-            self.server.log()
-        );
-        v
-    }
-
-    async fn create(&self, extra: Value) -> String {
-        self.create_with(extra).await["id"]
-            .as_str()
-            .expect("id")
-            .to_string()
-    }
-
-    /// Runs a command; stdout joined by newlines and the exit code.
-    async fn sh(&self, id: &str, command: &str) -> (String, Option<i64>) {
-        let (lines, code) = self.server.run(id, command).await;
-        (lines.join("\n"), code)
-    }
-
-    fn cgroup_file(&self, controller: &str, id: &str, file: &str) -> PathBuf {
-        PathBuf::from(format!(
-            "/sys/fs/cgroup/{controller}/opensandbox/{id}/{file}"
-        ))
-    }
-}
-
-impl Drop for RuncServer {
-    fn drop(&mut self) {
-        let state = self.server.data_dir.join("oci/state");
-        if let Ok(entries) = std::fs::read_dir(&state) {
-            for e in entries.flatten() {
-                let _ = std::process::Command::new("runc")
-                    .arg("--root")
-                    .arg(&state)
-                    .args(["delete", "--force"])
-                    .arg(e.file_name())
-                    .stderr(std::process::Stdio::null())
-                    .status();
-            }
-        }
-        let needle = self.server.data_dir.to_string_lossy().into_owned();
-        if let Ok(mounts) = std::fs::read_to_string("/proc/self/mounts") {
-            for line in mounts.lines() {
-                if let Some(target) = line.split(' ').nth(1) {
-                    if target.starts_with(&needle) {
-                        let _ = std::process::Command::new("umount")
-                            .args(["-l", target])
-                            .status();
-                    }
-                }
-            }
-        }
-    }
-}
 
 /// Host pids of the processes in a sandbox's cgroup (v1 `pids` controller).
 fn cgroup_pids(path: &Path) -> Vec<i32> {
@@ -949,7 +806,13 @@ async fn runc_ttl_expiry_leaves_nothing_running() {
     let (_, code) = s.sh(&id, "nohup sleep 4545 >/dev/null 2>&1 &").await;
     assert_eq!(code, Some(0));
     let procs = s.cgroup_file("pids", &id, "cgroup.procs");
-    assert!(!processes_mentioning("sleep 4545").is_empty());
+    // The command returns once its shell exits; the backgrounded child may not have
+    // exec'd `sleep` yet (seen under load), so wait for it to show up first.
+    let started = Instant::now() + Duration::from_secs(5);
+    while processes_mentioning("sleep 4545").is_empty() {
+        assert!(Instant::now() < started, "the background sleep never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let deadline = Instant::now() + Duration::from_secs(30);
     while !processes_mentioning("sleep 4545").is_empty() {
         assert!(

@@ -13,17 +13,18 @@
 use std::path::{Path, PathBuf};
 use std::{env, fs};
 
-fn main() {
-    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+/// A build script reports failure by returning the error: cargo prints it and stops.
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR")?);
     let ffi_src = env::var_os("OPENSANDBOX_FFI_SRC")
         .map(PathBuf::from)
         .unwrap_or_else(|| manifest.join("../../ffi/src"));
     println!("cargo:rerun-if-env-changed=OPENSANDBOX_FFI_SRC");
     println!("cargo:rerun-if-changed={}", ffi_src.display());
-    let out = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR"));
+    let out = PathBuf::from(env::var("OUT_DIR")?);
     let staged = out.join("ffi-src");
     let _ = fs::remove_dir_all(&staged);
-    fs::create_dir_all(&staged).expect("create staging dir");
+    fs::create_dir_all(&staged).map_err(|e| format!("creating {}: {e}", staged.display()))?;
 
     let mut files = Vec::new();
     collect_rs(&ffi_src, &mut files);
@@ -34,7 +35,8 @@ fn main() {
         let text = fs::read_to_string(file).unwrap_or_default();
         let text = text.replace("#[unsafe(no_mangle)]", "#[no_mangle]");
         let staged_file = staged.join(format!("{i:03}.rs"));
-        fs::write(&staged_file, text).expect("write staged source");
+        fs::write(&staged_file, text)
+            .map_err(|e| format!("writing {}: {e}", staged_file.display()))?;
         builder = builder.input_extern_file(staged_file);
     }
     let target = out.join("NativeMethods.g.cs");
@@ -54,7 +56,8 @@ fn main() {
         // Only the public OSB_* constants (internal ones like UPLOAD_QUEUE: usize are not valid C# consts).
         .csharp_generate_const_filter(|name| name.starts_with("OSB_"))
         .generate_csharp_file(&target)
-        .expect("csbindgen failed");
+        .map_err(|e| format!("csbindgen over {}: {e}", ffi_src.display()))?;
+    Ok(())
 }
 
 fn collect_rs(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -43,8 +43,9 @@ pub unsafe extern "C" fn osb_cancel_cancel(c: *const OsbCancel) {
 /// `c` is NULL or a live `OsbCancel`.
 #[no_mangle]
 pub unsafe extern "C" fn osb_cancel_is_cancelled(c: *const OsbCancel) -> bool {
-    // SAFETY: caller contract.
     guard(false, || {
+        // SAFETY: the caller passes NULL or a live handle (`# Safety` above);
+        // `as_ref` turns NULL into None.
         unsafe { c.as_ref() }.is_some_and(|c| c.token.is_cancelled())
     })
 }

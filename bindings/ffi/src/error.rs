@@ -90,8 +90,9 @@ pub unsafe extern "C" fn osb_error_status(e: *const OsbError) -> u16 {
 /// `e` is NULL or a live `OsbError`.
 #[no_mangle]
 pub unsafe extern "C" fn osb_error_code(e: *const OsbError) -> *const c_char {
-    // SAFETY: caller contract.
     guard(ptr::null(), || {
+        // SAFETY: the caller passes NULL or a live handle (`# Safety` above);
+        // `as_ref` turns NULL into None.
         unsafe { e.as_ref() }.map_or(ptr::null(), |e| opt_ptr(&e.code))
     })
 }
@@ -102,8 +103,9 @@ pub unsafe extern "C" fn osb_error_code(e: *const OsbError) -> *const c_char {
 /// `e` is NULL or a live `OsbError`.
 #[no_mangle]
 pub unsafe extern "C" fn osb_error_message(e: *const OsbError) -> *const c_char {
-    // SAFETY: caller contract.
     guard(ptr::null(), || {
+        // SAFETY: the caller passes NULL or a live handle (`# Safety` above);
+        // `as_ref` turns NULL into None.
         unsafe { e.as_ref() }.map_or(ptr::null(), |e| e.message.as_ptr())
     })
 }
@@ -114,8 +116,9 @@ pub unsafe extern "C" fn osb_error_message(e: *const OsbError) -> *const c_char 
 /// `e` is NULL or a live `OsbError`.
 #[no_mangle]
 pub unsafe extern "C" fn osb_error_request_id(e: *const OsbError) -> *const c_char {
-    // SAFETY: caller contract.
     guard(ptr::null(), || {
+        // SAFETY: the caller passes NULL or a live handle (`# Safety` above);
+        // `as_ref` turns NULL into None.
         unsafe { e.as_ref() }.map_or(ptr::null(), |e| opt_ptr(&e.request_id))
     })
 }
@@ -126,8 +129,9 @@ pub unsafe extern "C" fn osb_error_request_id(e: *const OsbError) -> *const c_ch
 /// `e` is NULL or a live `OsbError`.
 #[no_mangle]
 pub unsafe extern "C" fn osb_error_operation(e: *const OsbError) -> *const c_char {
-    // SAFETY: caller contract.
     guard(ptr::null(), || {
+        // SAFETY: the caller passes NULL or a live handle (`# Safety` above);
+        // `as_ref` turns NULL into None.
         unsafe { e.as_ref() }.map_or(ptr::null(), |e| e.operation.as_ptr())
     })
 }
@@ -138,8 +142,9 @@ pub unsafe extern "C" fn osb_error_operation(e: *const OsbError) -> *const c_cha
 /// `e` is NULL or a live `OsbError`.
 #[no_mangle]
 pub unsafe extern "C" fn osb_error_body(e: *const OsbError) -> *const c_char {
-    // SAFETY: caller contract.
     guard(ptr::null(), || {
+        // SAFETY: the caller passes NULL or a live handle (`# Safety` above);
+        // `as_ref` turns NULL into None.
         unsafe { e.as_ref() }.map_or(ptr::null(), |e| opt_ptr(&e.body))
     })
 }

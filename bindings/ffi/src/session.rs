@@ -429,8 +429,9 @@ pub unsafe extern "C" fn osb_session_release(s: *const OsbSession, handle: u64) 
 /// `s` is NULL or a live `OsbSession`.
 #[no_mangle]
 pub unsafe extern "C" fn osb_session_handle_count(s: *const OsbSession) -> u64 {
-    // SAFETY: caller contract.
     guard(0, || {
+        // SAFETY: the caller passes NULL or a live handle (`# Safety` above);
+        // `as_ref` turns NULL into None.
         unsafe { s.as_ref() }.map_or(0, |s| s.session.handle_count() as u64)
     })
 }

@@ -1,6 +1,14 @@
 //! The C ABI called through its `extern "C"` functions, as a host would: offline checks
 //! always, and a real-server round trip when OPENSANDBOX_SERVER_BIN points to a built
 //! `opensandbox-server` (otherwise those tests print a skip line).
+
+// A test crate: a failed unwrap/expect is a failed test, and every unsafe call passes
+// handles this file just created (the contracts are in bindings/ffi/API.md).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::undocumented_unsafe_blocks
+)]
 #![allow(clippy::result_large_err)]
 
 use std::ffi::{c_char, c_void, CStr, CString};

@@ -2,6 +2,14 @@
 //! runs cbindgen into `$OUT_DIR`).
 //! `OPENSANDBOX_BLESS=1 cargo test -p opensandbox-ffi --test header` rewrites it.
 
+// A test crate: a failed unwrap/expect is a failed test, and every unsafe call passes
+// handles this file just created (the contracts are in bindings/ffi/API.md).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::undocumented_unsafe_blocks
+)]
+
 use std::path::PathBuf;
 
 /// What build.rs generated from the current source.

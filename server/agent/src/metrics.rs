@@ -136,6 +136,17 @@ fn frame(result: Result<Metrics, String>) -> Bytes {
 
 /// NDJSON frames until the client disconnects (the send fails, the task ends).
 async fn watch() -> Response {
+    watch_response(sample)
+}
+
+/// The `/metrics/watch` response: one NDJSON frame per `sample()` (an `{"error": …}`
+/// frame when a sample fails), until the client goes away. The server answers the
+/// watch of a runc sandbox with this too, sampling the sandbox's cgroup host-side.
+pub fn watch_response<F, Fut>(mut sample: F) -> Response
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<Metrics, String>> + Send,
+{
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(1);
     tokio::spawn(async move {
         loop {

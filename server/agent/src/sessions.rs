@@ -230,10 +230,10 @@ impl Session {
         sink: &EventSink,
         mode: LineMode,
     ) -> RunEnd {
-        let mut script = String::new();
-        if !io.primed {
-            script.push_str("trap : INT\n");
+        if !io.primed && !self.prime(io).await {
+            return self.ended(io, sink, mode, false).await;
         }
+        let mut script = String::new();
         if let Some(cwd) = cwd {
             script.push_str("cd -- ");
             script.push_str(&shell_quote(&cwd.to_string_lossy()));
@@ -247,7 +247,6 @@ impl Session {
         if io.eof || io.stdin.write_all(script.as_bytes()).await.is_err() {
             return self.ended(io, sink, mode, false).await;
         }
-        io.primed = true;
 
         let mut emitter = Emitter {
             sink,
@@ -314,6 +313,43 @@ impl Session {
                 Ok(0) | Err(_) => {
                     io.eof = true;
                     return self.ended(io, sink, mode, timed_out).await;
+                }
+                Ok(n) => {
+                    let mut lines = Vec::new();
+                    io.splitter.push(&buf[..n], &mut lines);
+                    io.pending.extend(lines);
+                }
+            }
+        }
+    }
+
+    /// Before the first run: make the shell ignore SIGINT (`trap : INT`) and wait until
+    /// it has said so, so that a timeout's SIGINT can only reach the command. Sending
+    /// the trap in front of the first command was not enough: on a loaded machine a
+    /// short timeout fired before bash had read its first line, and the SIGINT killed
+    /// the shell and the session with it. False when the shell is gone.
+    async fn prime(&self, io: &mut SessionIo) -> bool {
+        let script = format!(
+            "trap : INT\nprintf '%s%d\\n' {} 0\n",
+            shell_quote(&self.marker)
+        );
+        if io.eof || io.stdin.write_all(script.as_bytes()).await.is_err() {
+            return false;
+        }
+        let mut buf = vec![0u8; 4096];
+        loop {
+            while let Some(line) = io.pending.pop_front() {
+                if find(&line, self.marker.as_bytes()).is_some() {
+                    io.primed = true;
+                    return true;
+                }
+                // Nothing runs before the trap, but whatever bash printed (a warning)
+                // is not any run's output.
+            }
+            match io.output.read(&mut buf).await {
+                Ok(0) | Err(_) => {
+                    io.eof = true;
+                    return false;
                 }
                 Ok(n) => {
                     let mut lines = Vec::new();

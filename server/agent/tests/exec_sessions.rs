@@ -115,6 +115,24 @@ async fn timeout_interrupts_but_keeps_the_session() {
     assert_eq!(texts(&frames, "stdout"), ["kept"]);
 }
 
+/// Regression: the first run's timeout fired before bash had read `trap : INT`, so the
+/// SIGINT killed the shell and the next run got a 404 (seen under load in CI). A 1 ms
+/// timeout on a brand-new session hits that window every time without the fix.
+#[tokio::test]
+async fn a_timeout_before_the_shell_is_ready_keeps_the_session() {
+    let agent = start().await;
+    for _ in 0..5 {
+        let id = create_session(&agent, None).await;
+        let run = format!("/session/{id}/run");
+        let (_, frames) = agent
+            .stream(&run, json!({"command": "sleep 5", "timeout": 1}))
+            .await;
+        assert_eq!(frames.last().expect("terminal")["error"]["evalue"], "-1");
+        let (_, frames) = agent.stream(&run, json!({"command": "echo alive"})).await;
+        assert_eq!(texts(&frames, "stdout"), ["alive"]);
+    }
+}
+
 #[tokio::test]
 async fn run_cwd_and_create_cwd() {
     let agent = start().await;

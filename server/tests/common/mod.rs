@@ -7,6 +7,8 @@
 // includes this module, whether or not its root allows them too).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod runc;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -16,17 +16,13 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::body::Body;
-use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use bytes::Bytes;
 
 use opensandbox_agent::metrics::Metrics;
 
 use super::OciRuntime;
 
 const CPU_SAMPLE: Duration = Duration::from_millis(200);
-const WATCH_PAUSE: Duration = Duration::from_millis(800);
 
 fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
@@ -51,16 +47,6 @@ pub async fn sample(oci: &OciRuntime, id: &str) -> Result<Metrics, String> {
     })
 }
 
-fn frame(result: Result<Metrics, String>) -> Bytes {
-    let mut line = match result {
-        Ok(m) => serde_json::to_string(&m)
-            .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string()),
-        Err(e) => serde_json::json!({ "error": e }).to_string(),
-    };
-    line.push('\n');
-    Bytes::from(line)
-}
-
 /// `GET /metrics` (one JSON object) or `GET /metrics/watch` (NDJSON frames until the
 /// client goes away), in the agent's wire format.
 pub async fn respond(oci: Arc<OciRuntime>, id: String, watch: bool) -> Response {
@@ -75,25 +61,8 @@ pub async fn respond(oci: Arc<OciRuntime>, id: String, watch: bool) -> Response 
             .into_response(),
         };
     }
-    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(1);
-    tokio::spawn(async move {
-        loop {
-            if tx.send(Ok(frame(sample(&oci, &id).await))).await.is_err() {
-                break;
-            }
-            tokio::select! {
-                _ = tokio::time::sleep(WATCH_PAUSE) => {}
-                _ = tx.closed() => break,
-            }
-        }
-    });
-    (
-        [
-            (header::CONTENT_TYPE, "text/event-stream"),
-            (header::CACHE_CONTROL, "no-cache"),
-            (header::HeaderName::from_static("x-accel-buffering"), "no"),
-        ],
-        Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(rx)),
-    )
-        .into_response()
+    opensandbox_agent::metrics::watch_response(move || {
+        let (oci, id) = (oci.clone(), id.clone());
+        async move { sample(&oci, &id).await }
+    })
 }
