@@ -810,7 +810,10 @@ async fn runc_ttl_expiry_leaves_nothing_running() {
     // exec'd `sleep` yet (seen under load), so wait for it to show up first.
     let started = Instant::now() + Duration::from_secs(5);
     while processes_mentioning("sleep 4545").is_empty() {
-        assert!(Instant::now() < started, "the background sleep never started");
+        assert!(
+            Instant::now() < started,
+            "the background sleep never started"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let deadline = Instant::now() + Duration::from_secs(30);
