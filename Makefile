@@ -34,7 +34,7 @@ SETUP_ALL :=
 include $(sort $(wildcard mk/*.mk))
 
 .PHONY: help setup prepare build build-release demo test lint fmt test-rust test-openapi \
-        bench-server bench-core conformance build-rust clean
+        bench-server bench-core conformance build-rust clean test-schema
 
 help:
 	@echo "make demo          build, start the reference server, walk through the quickstart"
@@ -42,6 +42,7 @@ help:
 	@echo "make lint          cargo fmt --check + clippy -D warnings"
 	@echo "make test-rust     Rust unit and integration tests (core, server, agent)"
 	@echo "make test-openapi  validate openapi/*.yaml as OpenAPI 3"
+	@echo "make test-schema   schemathesis over the lifecycle and execd APIs (0 server errors)"
 	@echo "make conformance   the conformance matrix: every case through every language driver"
 	@echo "make conformance-rust  one column of it (rust)"
 	@echo "make bench-server  reference-server benchmark (prints figures)"
@@ -99,6 +100,11 @@ fmt:
 test-openapi: setup
 	$(VENV)/bin/python scripts/validate_openapi.py openapi/*.yaml
 
+# Property-based requests from openapi/{lifecycle,execd}.yaml against a debug server;
+# any 5xx fails. Bounded to 90 s overall (scripts/schemathesis.sh says how).
+test-schema: build
+	scripts/schemathesis.sh "$(SERVER_DEBUG)"
+
 # The core's tests start the real server binary when OPENSANDBOX_SERVER_BIN is set.
 test-rust: build
 	OPENSANDBOX_SERVER_BIN="$(SERVER_DEBUG)" $(CARGO) test --workspace --no-fail-fast
@@ -115,7 +121,7 @@ conformance-%: build build-%
 
 # Each part runs as its own make, in this order, with its time printed (a slow part
 # shows in every CI log); a failed part does not stop the others.
-TEST_PARTS := prepare lint test-openapi test-rust $(BINDING_TESTS) conformance
+TEST_PARTS := prepare lint test-openapi test-schema test-rust $(BINDING_TESTS) conformance
 test:
 	@scripts/run-parts.sh $(TEST_PARTS)
 	@echo "make test: all parts passed"

@@ -101,6 +101,10 @@ class Server:
             "--listen", "127.0.0.1:0",
             "--api-key", self.api_key,
             "--data-dir", self.data_dir,
+            # The cases' default expectations are the June execd's line framing; the
+            # 1.1 kept framing (the server's default) is exercised per sandbox through
+            # the extension opensandbox.io/output-framing (cases/commands.json sb_kept).
+            "--output-framing", "lines",
         ] + self.isolation_args()
         try:
             self.proc = subprocess.Popen(

@@ -4,7 +4,7 @@
 MVN ?= mvn
 JVM_DIR := bindings/jvm/java
 JVM_WORK := $(CURDIR)/.work/jvm
-JVM_VERSION := 0.1.0
+JVM_VERSION := 1.1.1
 JVM_MVN := $(MVN) -q -B -Dstyle.color=never -Dmaven.repo.local=$(CURDIR)/.work/m2 -Dnative.dir=$(JVM_WORK)/native
 JVM_LIB := $(CARGO_TARGET_DIR)/debug/libopensandbox_jvm.so
 

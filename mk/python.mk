@@ -2,14 +2,15 @@
 # The extension is built once, by cargo in the shared target dir (debug profile), and
 # linked into the source tree for the tests and the conformance driver; the packaging
 # test builds the abi3 wheel with maturin (dev profile, same target dir) and installs
-# it into a fresh virtualenv.
+# it into a fresh virtualenv. The code interpreter is its own distribution
+# (bindings/python/code-interpreter/pyproject.toml, pure Python over ours), built with pip.
 PY_VENV := $(CURDIR)/.work/pyvenv
 PY := $(PY_VENV)/bin/python
 PY_SRC := bindings/python/python
 PY_NATIVE_LIB := $(CARGO_TARGET_DIR)/debug/libopensandbox_python.so
 PY_NATIVE_LINK := $(PY_SRC)/opensandbox/_native.abi3.so
 
-.PHONY: setup-python lint-python build-python test-python bench-python demo-python package-test-python
+.PHONY: setup-python lint-python build-python test-python bench-python demo-python package-test-python official-tools-python
 
 setup-python:
 	@command -v python3 >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv python3-dev >/dev/null; }
@@ -33,6 +34,12 @@ test-python: build-python lint-python
 	cd bindings/python && OPENSANDBOX_SERVER_BIN="$(SERVER_DEBUG)" PYTHONPATH="$(CURDIR)/$(PY_SRC)" \
 	  $(PY) -m pytest -q -p no:cacheprovider tests
 	bindings/python/tests/packaging_test.sh "$(SERVER_DEBUG)" "$(PY)"
+	bindings/python/scripts/official_tools.sh "$(SERVER_DEBUG)" "$(PY)" "$(CURDIR)/.work/python-package/wheels"
+
+# The official opensandbox-cli / opensandbox-mcp 1.1.1 from PyPI on our two wheels
+# (scratch venv and pip cache kept between runs under .work/python-official-tools).
+official-tools-python: build-python
+	bindings/python/scripts/official_tools.sh "$(SERVER_DEBUG)" "$(PY)"
 
 package-test-python: build-python lint-python
 	bindings/python/tests/packaging_test.sh "$(SERVER_DEBUG)" "$(PY)"

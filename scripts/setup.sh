@@ -59,6 +59,11 @@ if ! "$VENV/bin/python" -c 'import openapi_spec_validator, yaml' 2>/dev/null; th
     echo "setup: installing Python tools into $VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check openapi-spec-validator pyyaml
 fi
+# schemathesis for `make test-schema` (scripts/schemathesis.sh), pinned: its CLI flags change.
+if [ "$("$VENV/bin/schemathesis" --version 2>/dev/null | awk '{print $NF}')" != "4.32.5" ]; then
+    echo "setup: installing schemathesis into $VENV"
+    "$VENV/bin/pip" install -q --disable-pip-version-check schemathesis==4.32.5
+fi
 
 # cargo fmt / clippy come with rustup's default profile; add them if missing.
 if command -v rustup >/dev/null 2>&1; then

@@ -14,7 +14,12 @@ OUT="$DATA/server.out"
 : >"$OUT"; : >"$DATA/server.log"
 # `--runtime bwrap`: the SDK tests run on bubblewrap (the host's directories) as before;
 # `--runtime auto` would pick runc, whose images need a registry (scripts/local-registry.sh).
-"$BIN" --listen 127.0.0.1:0 --api-key "$KEY" --data-dir "$DATA" --runtime "${WITH_SERVER_RUNTIME:-bwrap}" >"$OUT" 2>"$DATA/server.log" &
+# `--output-framing lines`: the SDK suites' expectations are the June execd's line
+# framing, like the conformance cases; the 1.1 kept framing (the server's default) is
+# proven in every language by the conformance case commands/kept_framing_keeps_line_endings,
+# and by the Python suite and the official tools (WITH_SERVER_FRAMING=kept).
+"$BIN" --listen 127.0.0.1:0 --api-key "$KEY" --data-dir "$DATA" --runtime "${WITH_SERVER_RUNTIME:-bwrap}" \
+    --output-framing "${WITH_SERVER_FRAMING:-lines}" >"$OUT" 2>"$DATA/server.log" &
 PID=$!
 cleanup() {
     local ids

@@ -56,16 +56,22 @@ type Execution struct {
 	ExecutionCount *int
 }
 
-// Text returns the stdout lines joined with newlines.
+// Text returns stdout as one text, the same under either server framing (lines
+// without their endings, or endings kept): lines joined by "\n", no trailing newline.
 func (e *Execution) Text() string {
 	var b strings.Builder
-	for i, m := range e.Stdout {
-		if i > 0 {
+	for _, m := range e.Stdout {
+		// Line-framed texts ("a", "b") and kept endings ("a\n", "b\n") read alike
+		// (protocol.md §4.2, the 1.1.1 rule): a "\n" only where neither side has one.
+		s := b.String()
+		ends := len(s) == 0 || strings.HasSuffix(s, "\n") || strings.HasSuffix(s, "\r")
+		if m.Text != "" && !ends && !strings.HasPrefix(m.Text, "\n") && !strings.HasPrefix(m.Text, "\r") {
 			b.WriteByte('\n')
 		}
 		b.WriteString(m.Text)
 	}
-	return b.String()
+	out := strings.ReplaceAll(strings.ReplaceAll(b.String(), "\r\n", "\n"), "\r", "\n")
+	return strings.TrimRight(out, "\n")
 }
 
 // ExecutionHandlers are optional callbacks called in event order. A non-nil error

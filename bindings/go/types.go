@@ -8,7 +8,7 @@ import (
 )
 
 // Version of this package (the SDK family's version).
-const Version = "0.1.0"
+const Version = "1.1.1"
 
 // Defaults shared by every OpenSandbox SDK.
 const (

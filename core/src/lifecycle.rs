@@ -11,8 +11,9 @@ use crate::config::ConnectionConfig;
 use crate::error::{Error, Result};
 use crate::http::{Http, Req, Target};
 use crate::models::{
-    CreateSandboxRequest, DiagnosticContent, Endpoint, PagedSandboxInfos, PagedSnapshotInfos,
-    RenewResponse, SandboxFilter, SandboxInfo, SnapshotFilter, SnapshotInfo,
+    CreateSandboxRequest, DiagnosticContent, Endpoint, MetricsEvent, NetworkPolicy, NetworkRule,
+    PagedSandboxInfos, PagedSnapshotInfos, PolicyStatus, RenewResponse, SandboxFilter, SandboxInfo,
+    SnapshotFilter, SnapshotInfo,
 };
 
 /// Client of the lifecycle API. Cheap to clone; clones share the connection pool.
@@ -253,6 +254,9 @@ impl SandboxManager {
         if let Some(s) = &filter.sandbox_id {
             req = req.query("sandboxId", s);
         }
+        if let Some(n) = &filter.name {
+            req = req.query("name", n);
+        }
         for s in &filter.states {
             req = req.query("state", s);
         }
@@ -287,6 +291,69 @@ impl SandboxManager {
     pub async fn get_diagnostic_events(&self, id: &str, scope: &str) -> Result<DiagnosticContent> {
         self.diagnostics("get_diagnostic_events", id, "events", scope)
             .await
+    }
+
+    /// (1.1) `GET /sandboxes/{id}/networkpolicy`: the policy through the lifecycle
+    /// server (for sandboxes without an egress sidecar endpoint).
+    pub async fn get_network_policy(&self, id: &str) -> Result<PolicyStatus> {
+        let req = self.sandbox_req("get_network_policy", Method::GET, id, "/networkpolicy")?;
+        self.http.json(req).await
+    }
+
+    /// (1.1) `PUT /sandboxes/{id}/networkpolicy`: replaces `defaultAction` and every rule.
+    pub async fn replace_network_policy(
+        &self,
+        id: &str,
+        policy: &NetworkPolicy,
+    ) -> Result<PolicyStatus> {
+        let req = self
+            .sandbox_req("replace_network_policy", Method::PUT, id, "/networkpolicy")?
+            .json(policy)?;
+        self.http.json(req).await
+    }
+
+    /// (1.1) `PATCH /sandboxes/{id}/networkpolicy`: merges rules (same target → replaced).
+    pub async fn patch_network_policy(
+        &self,
+        id: &str,
+        rules: &[NetworkRule],
+    ) -> Result<PolicyStatus> {
+        const OP: &str = "patch_network_policy";
+        if rules.is_empty() {
+            return Err(Error::invalid_argument(OP, "at least one rule is required"));
+        }
+        let req = self
+            .sandbox_req(OP, Method::PATCH, id, "/networkpolicy")?
+            .json(rules)?;
+        self.http.json(req).await
+    }
+
+    /// (1.1) `DELETE /sandboxes/{id}/networkpolicy` with the targets as the JSON body.
+    pub async fn delete_network_policy_rules(
+        &self,
+        id: &str,
+        targets: &[String],
+    ) -> Result<PolicyStatus> {
+        const OP: &str = "delete_network_policy_rules";
+        if targets.is_empty() {
+            return Err(Error::invalid_argument(
+                OP,
+                "at least one target is required",
+            ));
+        }
+        let req = self
+            .sandbox_req(OP, Method::DELETE, id, "/networkpolicy")?
+            .json(targets)?;
+        self.http.json(req).await
+    }
+
+    /// (1.1) `POST /metrics/events`. Telemetry is best effort: callers that fire and
+    /// forget should ignore the error (a server without the route answers 404).
+    pub async fn send_metrics_event(&self, event: &MetricsEvent) -> Result<()> {
+        let req = self
+            .req("send_metrics_event", Method::POST, "/metrics/events")
+            .json(event)?;
+        self.http.empty(req).await
     }
 
     async fn diagnostics(

@@ -60,6 +60,8 @@ pub struct SandboxCreateOptions {
     pub metadata: BTreeMap<String, String>,
     /// Resource limits; default `{cpu: "1", memory: "2Gi"}`.
     pub resource: BTreeMap<String, String>,
+    /// (1.1) Resource requests (same keys and grammar as `resource`); default none.
+    pub resource_requests: BTreeMap<String, String>,
     /// Platform.
     pub platform: Option<PlatformSpec>,
     /// Egress policy.
@@ -102,6 +104,7 @@ impl Default for SandboxCreateOptions {
             env: BTreeMap::new(),
             metadata: BTreeMap::new(),
             resource: default_resource_limits(),
+            resource_requests: BTreeMap::new(),
             platform: None,
             network_policy: None,
             credential_proxy: None,
@@ -142,6 +145,7 @@ impl SandboxCreateOptions {
             entrypoint: self.entrypoint.clone(),
             timeout,
             resource_limits: self.resource.clone(),
+            resource_requests: self.resource_requests.clone(),
             env: self.env.clone(),
             metadata: self.metadata.clone(),
             platform: self.platform.clone(),

@@ -815,12 +815,49 @@ pub struct Execution {
 }
 
 impl Execution {
-    /// stdout lines joined with `\n`, then result texts (the Python SDK's `.text`).
+    /// The stdout texts assembled as [`assemble_output`] does, then the result texts,
+    /// one per line (the Python SDK's `.text`). `logs.stdout[i].text` stays raw.
     pub fn text(&self) -> String {
-        let mut parts: Vec<&str> = self.logs.stdout.iter().map(|m| m.text.as_str()).collect();
-        parts.extend(self.result.iter().filter_map(|r| r.text.as_deref()));
+        let mut parts = Vec::new();
+        let stdout = assemble_output(self.logs.stdout.iter().map(|m| m.text.as_str()));
+        if !stdout.is_empty() {
+            parts.push(stdout.as_str());
+        }
+        parts.extend(
+            self.result
+                .iter()
+                .filter_map(|r| r.text.as_deref())
+                .map(|text| text.trim_end_matches('\n'))
+                .filter(|text| !text.is_empty()),
+        );
         parts.join("\n")
     }
+
+    /// The stderr texts assembled as [`assemble_output`] does.
+    pub fn stderr_text(&self) -> String {
+        assemble_output(self.logs.stderr.iter().map(|m| m.text.as_str()))
+    }
+}
+
+/// One stream's output from its event texts, read the way the 1.1.1 Python SDK does
+/// (protocol.md §4.2) so that both server framings give the same text: line-framed
+/// events (`"a"`, `"b"`) and kept endings (`"a\n"`, `"b\n"`) both become `"a\nb"`.
+/// A `\n` goes between two texts only when neither side already has a line ending
+/// there; then CRLF and lone CR become `\n` and trailing newlines are dropped.
+pub fn assemble_output<'a>(texts: impl IntoIterator<Item = &'a str>) -> String {
+    let mut joined = String::new();
+    for text in texts {
+        // Empty texts neither get nor cause a separator.
+        let ends = joined.is_empty() || joined.ends_with(['\n', '\r']);
+        if !text.is_empty() && !ends && !text.starts_with(['\n', '\r']) {
+            joined.push('\n');
+        }
+        joined.push_str(text);
+    }
+    let mut out = joined.replace("\r\n", "\n").replace('\r', "\n");
+    let kept = out.trim_end_matches('\n').len();
+    out.truncate(kept);
+    out
 }
 
 /// Callbacks invoked in event order while an execution runs (the Python SDK's
@@ -978,6 +1015,19 @@ pub async fn collect_execution(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn assemble_output_reads_both_framings_alike() {
+        // printf 'a\nb\r\nc' in each framing.
+        assert_eq!(assemble_output(["a", "b", "c"]), "a\nb\nc");
+        assert_eq!(assemble_output(["a\n", "b\r\n", "c"]), "a\nb\nc");
+        assert_eq!(assemble_output(["hello\n", "world\n"]), "hello\nworld");
+        assert_eq!(assemble_output(["hello", "world"]), "hello\nworld");
+        // A CRLF split over two events, a lone CR, an empty stream.
+        assert_eq!(assemble_output(["a\r", "\n", "b\rc"]), "a\nb\nc");
+        assert_eq!(assemble_output(Vec::<&str>::new()), "");
+        assert_eq!(assemble_output(["", "x", "", "y"]), "x\ny");
+    }
     use futures_util::StreamExt;
 
     fn frames(input: &[u8], split: usize) -> Vec<String> {

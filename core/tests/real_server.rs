@@ -248,12 +248,13 @@ async fn command_events_order_and_exit_codes() {
         )
         .await
         .expect("run");
-    assert_eq!(seen.0, ["init", "out:hello", "out:world", "complete"]);
+    // The server keeps line endings (1.1 framing): texts are exactly the output.
+    assert_eq!(seen.0, ["init", "out:hello\n", "out:world\n", "complete"]);
     assert_eq!(ex.exit_code, Some(0));
 
     let ex = run(&sbx, "echo oops >&2; exit 3").await;
     assert_eq!(ex.exit_code, Some(3));
-    assert_eq!(ex.logs.stderr[0].text, "oops");
+    assert_eq!(ex.logs.stderr[0].text, "oops\n");
     let err = ex.error.as_ref().expect("error");
     assert_eq!(err.name, "CommandExecError");
     assert!(ex.complete.is_none());
@@ -275,8 +276,7 @@ async fn command_events_order_and_exit_codes() {
         .run_command("pwd; echo $GREETING", &opts, RunControl::default(), &mut ())
         .await
         .expect("run");
-    let out: Vec<&str> = ex.logs.stdout.iter().map(|m| m.text.as_str()).collect();
-    assert_eq!(out, ["/tmp", "hi there"]);
+    assert_eq!(ex.text(), "/tmp\nhi there");
     sbx.kill().await.expect("kill");
 }
 
@@ -389,9 +389,9 @@ async fn hundred_megabytes_of_stdout_with_checksum() {
     struct Hash(Sha256, u64);
     impl ExecutionHandlers for Hash {
         fn on_stdout(&mut self, m: &OutputMessage) -> opensandbox_core::Result<()> {
+            // Kept line endings: the texts concatenated are the file, byte for byte.
             self.0.update(m.text.as_bytes());
-            self.0.update(b"\n");
-            self.1 += m.text.len() as u64 + 1;
+            self.1 += m.text.len() as u64;
             Ok(())
         }
         fn skip_accumulation(&self) -> bool {
@@ -691,7 +691,10 @@ async fn pause_resume_snapshots_and_egress() {
     let resumed = Sandbox::resume(server.config(), sbx.id(), Default::default())
         .await
         .expect("resume waits until ready");
-    assert_eq!(run(&resumed, "echo back").await.logs.stdout[0].text, "back");
+    assert_eq!(
+        run(&resumed, "echo back").await.logs.stdout[0].text,
+        "back\n"
+    );
 
     match sbx.create_snapshot(Some("snap-1")).await {
         Ok(snap) => {
@@ -733,5 +736,93 @@ async fn pause_resume_snapshots_and_egress() {
         .expect("delete egress");
     let policy = sbx.get_egress_policy().await.expect("get egress");
     assert!(!policy.egress.iter().any(|r| r.target == "example.com"));
+    sbx.kill().await.expect("kill");
+}
+
+/// The 1.1 lifecycle additions: network policy through the lifecycle plane, metrics
+/// events, the snapshot `name` filter and `resourceRequests`.
+#[tokio::test]
+async fn lifecycle_11_policy_metrics_names_and_requests() {
+    use opensandbox_core::models::{MetricsEvent, NetworkPolicy, NetworkRule, SnapshotFilter};
+    let Some(server) = start_server() else {
+        return;
+    };
+    let mgr = SandboxManager::new(server.config()).expect("manager");
+    let opts = SandboxCreateOptions {
+        resource_requests: BTreeMap::from([("cpu".to_owned(), "250m".to_owned())]),
+        ..SandboxCreateOptions::image("ubuntu:22.04")
+    };
+    let sbx = Sandbox::create(server.config(), opts)
+        .await
+        .expect("create");
+    let id = sbx.id().to_owned();
+
+    let put = mgr
+        .replace_network_policy(
+            &id,
+            &NetworkPolicy {
+                default_action: Some("deny".to_owned()),
+                egress: vec![NetworkRule {
+                    action: "allow".into(),
+                    target: "a.com".into(),
+                }],
+            },
+        )
+        .await
+        .expect("put policy");
+    assert_eq!(put.mode.as_deref(), Some("enforcing"));
+    assert_eq!(put.enforcement_mode, None);
+    mgr.patch_network_policy(
+        &id,
+        &[NetworkRule {
+            action: "allow".into(),
+            target: "b.com".into(),
+        }],
+    )
+    .await
+    .expect("patch policy");
+    let del = mgr
+        .delete_network_policy_rules(&id, &["a.com".to_owned()])
+        .await
+        .expect("delete rules");
+    assert_eq!(del.status.as_deref(), Some("ok"));
+    let got = mgr.get_network_policy(&id).await.expect("get policy");
+    let policy = got.policy.expect("policy");
+    assert_eq!(policy.default_action, Some("deny".to_owned()));
+    let targets: Vec<&str> = policy.egress.iter().map(|r| r.target.as_str()).collect();
+    assert_eq!(targets, vec!["b.com"]);
+    assert!(mgr.patch_network_policy(&id, &[]).await.is_err());
+
+    let mut event = MetricsEvent::sandbox_create(Duration::from_millis(1234), true);
+    event.sandbox_id = Some(id.clone());
+    mgr.send_metrics_event(&event).await.expect("metrics event");
+    event.event_type = "sandbox.other".into();
+    let e = mgr.send_metrics_event(&event).await.expect_err("bad event");
+    assert_eq!(e.status(), Some(400));
+
+    let snap = mgr
+        .create_snapshot(&id, Some("named-1"))
+        .await
+        .expect("snapshot");
+    let named = |name: &str| SnapshotFilter {
+        name: Some(name.to_owned()),
+        ..Default::default()
+    };
+    let listed = mgr.list_snapshots(&named("named-1")).await.expect("list");
+    assert_eq!(listed.items.len(), 1);
+    assert_eq!(listed.items[0].id, snap.id);
+    let none = mgr.list_snapshots(&named("named")).await.expect("list");
+    assert!(none.items.is_empty());
+
+    let raw: serde_json::Value = reqwest::Client::new()
+        .get(format!("http://{}/v1/sandboxes/{id}", server.addr))
+        .header("OPEN-SANDBOX-API-KEY", API_KEY)
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(raw["resourceRequests"]["cpu"], "250m", "{raw}");
     sbx.kill().await.expect("kill");
 }

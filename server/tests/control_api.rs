@@ -169,9 +169,9 @@ async fn create_validation() {
         ),
         (
             with(
-                json!({"volumes": [{"name": "v", "mountPath": "/data", "pvc": {"claimName": "c"}}]}),
+                json!({"volumes": [{"name": "v", "mountPath": "/data", "pvc": {"claimName": "c", "createIfNotExists": false}}]}),
             ),
-            "SANDBOX::API_NOT_SUPPORTED",
+            "VOLUME::PVC_NOT_FOUND",
         ),
         (
             with(

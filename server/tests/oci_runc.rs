@@ -905,3 +905,94 @@ async fn runc_server_killed_during_create_leaves_nothing_running() {
     drop(s);
     drop(old);
 }
+
+/// A snapshot records its sandbox's image, so its restore runs on that image even on a
+/// server without `--default-image` (which used to be the only image restores got),
+/// and keeps what the sandbox changed in the image and its files' owners (both used to
+/// be lost: only /root, /tmp, /workspace were copied, all as root).
+#[tokio::test(flavor = "multi_thread")]
+async fn runc_restore_runs_the_snapshots_image() {
+    let image = need_runc!();
+    let s = RuncServer::start(&image);
+    let id = s.create(json!({})).await;
+    // Files, owners, and changes to the image itself (a new file, a deleted one, a
+    // directory emptied and refilled: an overlay whiteout and an opaque directory).
+    let (out, code) = s
+        .sh(
+            &id,
+            "echo kept > /workspace/note.txt && chown 1000:1000 /workspace/note.txt \
+             && echo added > /etc/added.txt && rm /etc/debian_version \
+             && rm -rf /opt && mkdir -p /opt/fresh && echo new > /opt/fresh/f",
+        )
+        .await;
+    assert_eq!(code, Some(0), "{out}");
+    let resp = s
+        .server
+        .post(&format!("/v1/sandboxes/{id}/snapshots"))
+        .json(&json!({}))
+        .send()
+        .await
+        .expect("snapshot");
+    assert_eq!(resp.status().as_u16(), 202);
+    let snap: Value = resp.json().await.expect("json");
+    let sid = snap["id"].as_str().expect("id").to_string();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let v: Value = s
+            .server
+            .get(&format!("/v1/snapshots/{sid}"))
+            .send()
+            .await
+            .expect("get")
+            .json()
+            .await
+            .expect("json");
+        if v["status"]["state"] == "Ready" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "snapshot never Ready: {v}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let resp = s
+        .server
+        .post("/v1/sandboxes")
+        .json(&json!({"snapshotId": sid, "timeout": 600}))
+        .send()
+        .await
+        .expect("restore");
+    let restored: Value = resp.json().await.expect("json");
+    assert_eq!(
+        restored["status"]["state"],
+        "Running",
+        "{restored}\n{}",
+        s.server.log()
+    );
+    let rid = restored["id"].as_str().expect("id");
+    let got: Value = s
+        .server
+        .get(&format!("/v1/sandboxes/{rid}"))
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(got["image"]["uri"], image.as_str(), "{got}");
+    assert_eq!(got["snapshotId"], sid.as_str(), "{got}");
+    let (out, code) = s
+        .sh(
+            rid,
+            "cat /workspace/note.txt; stat -c %u:%g /workspace/note.txt; python3 --version; \
+             cat /etc/added.txt; test -e /etc/debian_version && echo still-there; ls /opt",
+        )
+        .await;
+    assert_eq!(code, Some(0), "{out}");
+    let lines: Vec<&str> = out.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.first(), Some(&"kept"), "{out}");
+    assert_eq!(lines.get(1), Some(&"1000:1000"), "{out}");
+    assert!(
+        lines.get(2).is_some_and(|l| l.starts_with("Python 3.")),
+        "{out}"
+    );
+    assert_eq!(lines.get(3..), Some(&["added", "fresh"][..]), "{out}");
+}

@@ -41,7 +41,10 @@ namespace OpenSandbox.Tests.Server
             // works, whose images need a registry the tests do not have.
             var runtime = Environment.GetEnvironmentVariable("WITH_SERVER_RUNTIME");
             if (string.IsNullOrEmpty(runtime)) runtime = "bwrap";
-            var psi = new ProcessStartInfo(bin, "--listen 127.0.0.1:0 --api-key " + ApiKey + " --data-dir " + _dataDir + " --runtime " + runtime)
+            // Line framing, as scripts/with-server.sh (the kept framing is a conformance case).
+            var framing = Environment.GetEnvironmentVariable("WITH_SERVER_FRAMING");
+            if (string.IsNullOrEmpty(framing)) framing = "lines";
+            var psi = new ProcessStartInfo(bin, "--listen 127.0.0.1:0 --api-key " + ApiKey + " --data-dir " + _dataDir + " --runtime " + runtime + " --output-framing " + framing)
             {
                 UseShellExecute = false,
                 RedirectStandardOutput = true,

@@ -48,7 +48,7 @@ typedef void (*OsbCallback)(uintptr_t user_data, void *result, struct OsbError *
 extern "C" {
 #endif // __cplusplus
 
-// The package version, e.g. `0.1.0`. Static string (never freed).
+// The package version, e.g. `1.1.1`. Static string (never freed).
 const char *osb_version(void);
 
 // The ABI version (`OSB_ABI_VERSION`).

@@ -30,7 +30,7 @@ pub use util::OsbCallback;
 /// `osb_runtime_default`; everything goes through `osb_session_*` ops.
 pub const OSB_ABI_VERSION: u32 = 2;
 
-/// The package version, e.g. `0.1.0`. Static string (never freed).
+/// The package version, e.g. `1.1.1`. Static string (never freed).
 #[no_mangle]
 pub extern "C" fn osb_version() -> *const c_char {
     static VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");

@@ -374,7 +374,7 @@ fn real_server_session_lifecycle_and_errors() {
         json!({"sandbox": other["handle"], "command": "echo via-connect"}),
     )
     .expect("run");
-    assert_eq!(ex["stdout"], json!(["via-connect"]));
+    assert_eq!(ex["stdout"], json!(["via-connect\n"]));
 
     // Metrics pulled as a stream, stopped by release.
     let w = session_call(s.s, "metrics.start", json!({"sandbox": sb})).expect("metrics.start")
@@ -598,7 +598,7 @@ fn real_server_session_runs() {
         assert_eq!(types.last(), Some(&"end"));
         let end = items.last().expect("end");
         assert_eq!(end["execution"]["exit_code"], 3);
-        assert_eq!(end["execution"]["stdout"], json!(["a"]));
+        assert_eq!(end["execution"]["stdout"], json!(["a\n"]));
         assert!(osb_session_release(s, run.as_u64().expect("run")));
 
         // Uploads and downloads through the byte functions.

@@ -33,7 +33,7 @@ cat > "$WORK/pom.xml" <<'POM'
     <dependency>
       <groupId>com.alibaba.opensandbox</groupId>
       <artifactId>sandbox</artifactId>
-      <version>0.1.0</version>
+      <version>1.1.1</version>
     </dependency>
   </dependencies>
   <build>

@@ -169,11 +169,14 @@ test('errors keep the raw response body; create passes volumes and credentialPro
     assert.deepEqual(e.rawBody, { code: 'VOLUME::INVALID_MOUNT_PATH', message: e.rawBody.message });
     return true;
   });
-  await assert.rejects(create({ volumes: [{ name: 'v', mountPath: '/v', pvc: { claimName: 'c' } }] }), (e) => {
-    assert.ok(e instanceof SandboxApiException);
-    assert.match(e.rawBody.message, /only host volumes/);
-    return true;
-  });
+  await assert.rejects(
+    create({ volumes: [{ name: 'v', mountPath: '/v', pvc: { claimName: 'no-such-claim', createIfNotExists: false } }] }),
+    (e) => {
+      assert.ok(e instanceof SandboxApiException);
+      assert.equal(e.rawBody.code, 'VOLUME::PVC_NOT_FOUND');
+      return true;
+    },
+  );
   await assert.rejects(create({ credentialProxy: { enabled: true } }), (e) => {
     assert.ok(e instanceof SandboxApiException);
     assert.match(e.rawBody.message, /credentialProxy/);

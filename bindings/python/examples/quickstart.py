@@ -14,10 +14,10 @@ async def main() -> None:
             "hello.py", "import sys; print('Hello World from Python', sys.version.split()[0])"
         )
         result = await sandbox.commands.run("python3 hello.py")
-        print(result.logs.stdout[0].text)
+        print(result.logs.stdout[0].text.rstrip("\n"))  # 1.1 servers keep the line ending
 
         async def on_stdout(msg):
-            print("streamed:", msg.text)
+            print("streamed:", msg.text.rstrip("\n"))
 
         await sandbox.commands.run("echo one; echo two", handlers=ExecutionHandlers(on_stdout=on_stdout))
         info = await sandbox.get_info()

@@ -13,24 +13,36 @@ rm -rf "$WORK"; mkdir -p "$WORK/wheels"
 
 echo "packaging: building the wheel"
 "$(dirname "$PY")/maturin" build --quiet --profile dev -m "$ROOT/bindings/python/Cargo.toml" --out "$WORK/wheels"
-WHEEL="$(ls "$WORK"/wheels/opensandbox-*.whl)"
+"$PY" -m pip wheel -q --disable-pip-version-check --no-deps -w "$WORK/wheels" "$ROOT/bindings/python/code-interpreter"
+WHEEL="$(ls "$WORK"/wheels/opensandbox-1.1.1-*.whl)"
+CI_WHEEL="$(ls "$WORK"/wheels/opensandbox_code_interpreter-1.1.1-py3-none-any.whl)"
 case "$WHEEL" in *-cp39-abi3-*) ;; *) echo "packaging: not an abi3 (cp39) wheel: $WHEEL"; exit 1;; esac
 
-"$PY" - "$WHEEL" <<'PYEOF'
+"$PY" - "$WHEEL" "$CI_WHEEL" <<'PYEOF'
 import sys, zipfile
 names = set(zipfile.ZipFile(sys.argv[1]).namelist())
 need = ["opensandbox/__init__.py", "opensandbox/py.typed", "opensandbox/_native.pyi",
-        "code_interpreter/__init__.py", "opensandbox/sync/sandbox.py"]
+        "opensandbox/sync/sandbox.py", "opensandbox/models/templates.py",
+        "opensandbox/adapters/converter/__init__.py", "opensandbox/api/execd/models/__init__.py"]
 missing = [n for n in need if n not in names]
 natives = [n for n in names if n.startswith("opensandbox/_native") and n.endswith(".so")]
-if missing or len(natives) != 1:
-    sys.exit(f"packaging: bad wheel contents: missing={missing} natives={natives}")
-print(f"packaging: wheel ok ({len(names)} files, native module {natives[0]})")
+# The code interpreter is its own distribution, as the official: never in this wheel.
+stray = sorted(n for n in names if n.startswith("code_interpreter/"))
+if missing or len(natives) != 1 or stray:
+    sys.exit(f"packaging: bad wheel contents: missing={missing} natives={natives} stray={stray[:3]}")
+ci = set(zipfile.ZipFile(sys.argv[2]).namelist())
+ci_need = ["code_interpreter/__init__.py", "code_interpreter/py.typed", "code_interpreter/sync/code_interpreter.py"]
+ci_missing = [n for n in ci_need if n not in ci]
+ci_stray = sorted(n for n in ci if n.startswith("opensandbox/"))
+if ci_missing or ci_stray:
+    sys.exit(f"packaging: bad code-interpreter wheel: missing={ci_missing} stray={ci_stray[:3]}")
+print(f"packaging: wheels ok ({len(names)} files, native module {natives[0]}; code interpreter {len(ci)} files)")
 PYEOF
 
 echo "packaging: installing into a fresh virtualenv"
 "$PY" -m venv "$WORK/venv"
-"$WORK/venv/bin/pip" install -q --disable-pip-version-check "$WHEEL"
+"$WORK/venv/bin/pip" install -q --disable-pip-version-check "$WHEEL" "$CI_WHEEL"
+"$WORK/venv/bin/python" -I -c "import code_interpreter, opensandbox, httpx; assert opensandbox.__version__ == '1.1.1'"
 
 echo "packaging: running the README quickstart against a fresh server"
 cp "$ROOT/bindings/python/examples/quickstart.py" "$WORK/quickstart.py"

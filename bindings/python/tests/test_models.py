@@ -77,3 +77,51 @@ def test_connection_config_reads_the_environment(monkeypatch):
     assert explicit.get_base_url() == "https://h.test/v1" and explicit.get_api_key() == "k2"
     with pytest.raises(ValidationError):
         ConnectionConfig(protocol="ftp")
+
+
+def test_official_1_1_1_model_aliases_and_defaults():
+    from opensandbox.models.filesystem import MoveEntry
+    from opensandbox.models.sandboxes import NetworkPolicy, SandboxLifecycle, Volume
+
+    assert NetworkPolicy().default_action == "deny"
+    assert NetworkPolicy(**{"defaultAction": "allow"}).default_action == "allow"
+    assert NetworkPolicy(default_action="allow").default_action == "allow"
+    m = MoveEntry(source="/a", destination="/b")
+    assert (m.src, m.dest) == ("/a", "/b")
+    assert MoveEntry(src="/a", dest="/b").dest == "/b"
+    lc = SandboxLifecycle(**{"preStart": {"command": ["true"], "timeoutSeconds": 5}})
+    assert lc.pre_start is not None and lc.pre_start.timeout_seconds == 5
+    v = Volume(name="d", host={"path": "/data"}, mountPath="/mnt")
+    assert v.mount_path == "/mnt" and not v.read_only
+    with pytest.raises(ValueError):
+        Volume(name="d", mount_path="/mnt")
+
+
+def test_official_module_paths_import():
+    from opensandbox.adapters.converter import MetricsModelConverter
+    from opensandbox.api.execd.models import Metrics
+    from opensandbox.models.sandboxes import CredentialProxyConfig
+    from opensandbox.models.templates import CreateTemplateRequest, TemplateFilter, TemplateReadiness
+
+    wire = {"cpu_count": 2, "cpu_used_pct": 1.5, "mem_total_mib": 512, "mem_used_mib": 64, "timestamp": 7}
+    m = MetricsModelConverter.to_sandbox_metrics(Metrics.from_dict(wire))
+    assert (m.cpu_count, m.cpu_used_percentage, m.memory_used_in_mib, m.timestamp) == (2.0, 1.5, 64.0, 7)
+    with pytest.raises(KeyError):
+        Metrics.from_dict({"cpu_count": 1})
+    assert CredentialProxyConfig().enabled is False
+    req = CreateTemplateRequest(image="python:3.11", publish="s3://b/t", readiness=TemplateReadiness(warmupSeconds=3))
+    assert req.readiness is not None and req.readiness.warmup_seconds == 3
+    assert TemplateFilter(pageSize=5).page_size == 5
+
+
+def test_connection_config_transport_knobs_are_refused_not_ignored():
+    from opensandbox.config import ConnectionConfig
+    from opensandbox.config.connection_sync import ConnectionConfigSync
+    from opensandbox.exceptions import InvalidArgumentException
+
+    cfg = ConnectionConfig()
+    assert cfg.with_transport_if_missing() is cfg and cfg.owns_transport
+    assert ConnectionConfigSync().with_transport_if_missing().owns_transport
+    for kwargs in ({"transport": object()}, {"retry_policy": object()}, {"event_hooks": {"request": [print]}}):
+        with pytest.raises(InvalidArgumentException, match="not supported"):
+            ConnectionConfig(**kwargs)

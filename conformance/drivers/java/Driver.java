@@ -755,7 +755,7 @@ public final class Driver {
 
     public static void main(String[] args) throws Exception {
         OUT.println(Json.write(Json.obj("hello", "opensandbox-conformance", "protocol", 1, "language", "java",
-                "sdk", "com.alibaba.opensandbox:sandbox", "sdk_version", "0.1.0")));
+                "sdk", "com.alibaba.opensandbox:sandbox", "sdk_version", "1.1.1")));
         Driver d = new Driver();
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;

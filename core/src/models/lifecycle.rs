@@ -244,6 +244,9 @@ pub struct CreateSandboxRequest {
     /// Resource limits, e.g. `cpu: "1"`, `memory: "2Gi"`.
     #[serde(default)]
     pub resource_limits: BTreeMap<String, String>,
+    /// (1.1) Resource requests, same shape as `resource_limits`; omitted when empty.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub resource_requests: BTreeMap<String, String>,
     /// Environment variables.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
@@ -445,6 +448,8 @@ pub struct PagedSnapshotInfos {
 pub struct SnapshotFilter {
     /// Only snapshots of this sandbox.
     pub sandbox_id: Option<String>,
+    /// (1.1) Only snapshots with exactly this name.
+    pub name: Option<String>,
     /// States, ORed.
     pub states: Vec<String>,
     /// 1-based page.
@@ -537,5 +542,65 @@ mod tests {
         let s: SandboxState = serde_json::from_str("\"Running\"").expect("decode");
         assert_eq!(s, SandboxState::Running);
         assert_eq!(serde_json::to_string(&s).expect("encode"), "\"Running\"");
+    }
+}
+
+/// Body of `POST /metrics/events` (1.1): one SDK telemetry event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricsEvent {
+    /// `sandbox.create`, the only type of protocol 1.1.
+    pub event_type: String,
+    /// Milliseconds from create start to ready or failure.
+    pub create_duration_ms: u64,
+    /// Whether the create succeeded.
+    pub success: bool,
+    /// The sandbox, when one was created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_id: Option<String>,
+    /// Image URI, snapshot id, or `template:{id}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+}
+
+impl MetricsEvent {
+    /// A `sandbox.create` event.
+    pub fn sandbox_create(duration: std::time::Duration, success: bool) -> Self {
+        MetricsEvent {
+            event_type: "sandbox.create".to_owned(),
+            create_duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+            success,
+            sandbox_id: None,
+            image: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod lifecycle_11_tests {
+    use super::*;
+
+    #[test]
+    fn metrics_event_wire_shape() {
+        let mut e = MetricsEvent::sandbox_create(std::time::Duration::from_millis(1500), false);
+        let v = serde_json::to_value(&e).expect("encode");
+        assert_eq!(
+            v,
+            serde_json::json!({"eventType": "sandbox.create", "createDurationMs": 1500,
+                "success": false})
+        );
+        e.sandbox_id = Some("s1".into());
+        let v = serde_json::to_value(&e).expect("encode");
+        assert_eq!(v["sandboxId"], "s1");
+    }
+
+    #[test]
+    fn resource_requests_are_omitted_when_empty() {
+        let mut r = CreateSandboxRequest::default();
+        let v = serde_json::to_value(&r).expect("encode");
+        assert!(v.get("resourceRequests").is_none());
+        r.resource_requests.insert("cpu".into(), "250m".into());
+        let v = serde_json::to_value(&r).expect("encode");
+        assert_eq!(v["resourceRequests"]["cpu"], "250m");
     }
 }

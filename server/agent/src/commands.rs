@@ -1,8 +1,8 @@
 //! Shell commands: `POST /command` (foreground stream or detached background run),
 //! `GET /command/status/{id}`, `GET /command/{id}/logs`, `DELETE /command?id=`.
 //!
-//! Foreground output is read straight from the child's pipes and turned into line
-//! events (protocol.md §4.2): the pipes are the only buffer, and the bounded event
+//! Foreground output is read straight from the child's pipes and turned into
+//! `stdout`/`stderr` events (protocol.md §4.2) framed per [`OutputFraming`]: the pipes are the only buffer, and the bounded event
 //! channel pushes back on the child when the client reads slowly, so any amount of
 //! output streams in constant memory. Background output goes to one log file per
 //! command in the agent's state directory; the logs route serves byte ranges of it.
@@ -13,7 +13,9 @@
 //!   `evalue` is the OS error text (foreground) or the typeless late-failure frame
 //!   (background, as upstream); the status then reports exit code 255.
 //! - Interrupting an unknown id is `404`, a finished one `409` (upstream: 500).
-//! - A line longer than 1 MiB is cut into 1 MiB events so memory stays bounded.
+//! - A line longer than 1 MiB is cut into 1 MiB events so memory stays bounded. Under
+//!   kept framing those pieces are the only unterminated events besides the last one
+//!   (the 1.1.1 SDK's join then adds a `\n` there; the price of bounded memory).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -21,6 +23,7 @@ use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -68,6 +71,37 @@ const PIPE_BYTES: libc::c_int = 1024 * 1024;
 
 /// Longest line emitted as one event; longer lines are cut.
 pub(crate) const MAX_LINE: usize = 1024 * 1024;
+
+/// How foreground `/command` output is cut into events (protocol.md §4.2). Sessions
+/// are line-framed whatever this says; background logs are raw bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum OutputFraming {
+    /// The 1.1 execd: each event keeps its terminator (`\n`, `\r`, `\r\n`), so a
+    /// stream's texts concatenate to its output byte for byte.
+    #[default]
+    Kept,
+    /// The June 2026 execd: one event per line without its terminator, an empty
+    /// line as `"\n"`.
+    Lines,
+}
+
+/// The agent's framing: one per process, because each sandbox has its own agent and
+/// the server picks the framing per sandbox when it starts it (`--output-framing`).
+static LINES_FRAMING: AtomicBool = AtomicBool::new(false);
+
+/// Set the framing of this agent's foreground commands (at start-up).
+pub fn set_output_framing(framing: OutputFraming) {
+    LINES_FRAMING.store(framing == OutputFraming::Lines, Ordering::Relaxed);
+}
+
+/// The framing of this agent's foreground commands.
+pub fn output_framing() -> OutputFraming {
+    if LINES_FRAMING.load(Ordering::Relaxed) {
+        OutputFraming::Lines
+    } else {
+        OutputFraming::Kept
+    }
+}
 
 /// `RunCommandRequest` (protocol.md §3.1). Exactly one of `command` and `argv`.
 #[derive(Debug, Default, Deserialize)]
@@ -423,6 +457,7 @@ pub(crate) fn run_foreground(state: &SharedState, spec: CommandSpec) -> Response
     stdout.iter().for_each(|pipe| widen_pipe(pipe.as_raw_fd()));
     stderr.iter().for_each(|pipe| widen_pipe(pipe.as_raw_fd()));
     let timeout = spec.timeout;
+    let framing = output_framing();
 
     tokio::spawn(async move {
         let (exited_tx, exited_rx) = watch::channel(false);
@@ -433,10 +468,17 @@ pub(crate) fn run_foreground(state: &SharedState, spec: CommandSpec) -> Response
                     sink.clone(),
                     exited_rx.clone(),
                     EventType::Stdout,
+                    framing,
                 ))
             }),
             stderr.map(|pipe| {
-                tokio::spawn(pump_lines(pipe, sink.clone(), exited_rx, EventType::Stderr))
+                tokio::spawn(pump_lines(
+                    pipe,
+                    sink.clone(),
+                    exited_rx,
+                    EventType::Stderr,
+                    framing,
+                ))
             }),
         ];
         let outcome = wait_child(&mut child, timeout, pgid).await;
@@ -567,7 +609,7 @@ async fn wait_child(
     }
 }
 
-/// Read `pipe` to its end and send each line as a `kind` event. Once `exited` turns
+/// Read `pipe` to its end and send each line as a `kind` event, framed per `framing`. Once `exited` turns
 /// true the pipe is read only while it keeps delivering data. A disconnected client
 /// does not stop the reading: the child must never block on a full pipe.
 ///
@@ -579,11 +621,12 @@ async fn pump_lines<R>(
     sink: EventSink,
     mut exited: watch::Receiver<bool>,
     kind: EventType,
+    framing: OutputFraming,
 ) where
     R: AsyncRead + Unpin,
 {
     let mut buf = vec![0u8; READ_CHUNK];
-    let mut splitter = LineSplitter::default();
+    let mut splitter = LineSplitter::new(framing);
     let mut batch = FrameBatch::new(kind);
     let mut connected = true;
     let mut child_gone = *exited.borrow();
@@ -645,7 +688,8 @@ impl FrameBatch {
         self.timestamp = now_ms();
     }
 
-    /// Frame one `/command` line: without its terminator, an empty line as `"\n"`.
+    /// Frame one `/command` line. Line framing: without its terminator, an empty line
+    /// as `"\n"`. Kept framing never hands over an empty line (each has its terminator).
     fn push_line(&mut self, line: &[u8]) {
         let text = if line.is_empty() {
             Cow::Borrowed("\n")
@@ -681,14 +725,28 @@ impl FrameBatch {
 
 /// Splits a byte stream into lines: `\n`, `\r` and `\r\n` each end one line.
 /// A line longer than [`MAX_LINE`] is cut (at a UTF-8 boundary when possible).
+///
+/// With `keep` the terminator stays on each line, so the lines concatenate to the
+/// input exactly. A `\r` at the very end of a read is handed over at once (a
+/// progress bar must show now, not on its next update), so a CRLF split between two
+/// reads becomes `"…\r"` then `"\n"`: still exact, and still read as one line ending
+/// by the 1.1.1 SDK's joining rule (protocol.md §4.2).
 #[derive(Default)]
 pub(crate) struct LineSplitter {
     partial: Vec<u8>,
     /// The previous chunk ended in `\r`: a leading `\n` completes that CRLF.
     after_cr: bool,
+    keep: bool,
 }
 
 impl LineSplitter {
+    pub(crate) fn new(framing: OutputFraming) -> Self {
+        Self {
+            keep: framing == OutputFraming::Kept,
+            ..Self::default()
+        }
+    }
+
     pub(crate) fn push(&mut self, data: &[u8], out: &mut Vec<Vec<u8>>) {
         self.push_each(data, |line| out.push(line.to_vec()));
     }
@@ -698,27 +756,35 @@ impl LineSplitter {
     pub(crate) fn push_each(&mut self, mut data: &[u8], mut line: impl FnMut(&[u8])) {
         if self.after_cr {
             self.after_cr = false;
-            if let Some(rest) = data.strip_prefix(b"\n") {
-                data = rest;
+            // Kept framing already handed over the `\r`; the `\n` goes out on its own.
+            if !self.keep {
+                if let Some(rest) = data.strip_prefix(b"\n") {
+                    data = rest;
+                }
             }
         }
         while let Some(pos) = find_line_end(data) {
-            if self.partial.is_empty() {
-                line(&data[..pos]);
-            } else {
-                self.partial.extend_from_slice(&data[..pos]);
-                line(&self.partial);
-                self.partial.clear();
-            }
-            let ended_by_cr = data[pos] == b'\r';
-            data = &data[pos + 1..];
-            if ended_by_cr {
-                match data.first() {
-                    Some(b'\n') => data = &data[1..],
+            let mut end = pos + 1;
+            if data[pos] == b'\r' {
+                match data.get(end) {
+                    Some(b'\n') => end += 1,
                     Some(_) => {}
                     None => self.after_cr = true,
                 }
             }
+            let body = if self.keep {
+                &data[..end]
+            } else {
+                &data[..pos]
+            };
+            if self.partial.is_empty() {
+                line(body);
+            } else {
+                self.partial.extend_from_slice(body);
+                line(&self.partial);
+                self.partial.clear();
+            }
+            data = &data[end..];
         }
         self.partial.extend_from_slice(data);
         while self.partial.len() > MAX_LINE {
@@ -940,6 +1006,107 @@ mod tests {
         assert_eq!(lines[0].len(), MAX_LINE - 1);
         assert!(lines[1].starts_with("étail"));
         assert_eq!(lines.concat().len() + 1, data.len());
+    }
+
+    fn split_kept(chunks: &[&[u8]]) -> Vec<String> {
+        let mut splitter = LineSplitter::new(OutputFraming::Kept);
+        let mut out = Vec::new();
+        for chunk in chunks {
+            splitter.push(chunk, &mut out);
+        }
+        out.extend(splitter.finish());
+        out.into_iter()
+            .map(|line| String::from_utf8_lossy(&line).into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn kept_framing_keeps_each_terminator() {
+        assert_eq!(split_kept(&[b"a\nb\r\nc"]), ["a\n", "b\r\n", "c"]);
+        assert_eq!(split_kept(&[b"a\nb\r\nc\rd"]), ["a\n", "b\r\n", "c\r", "d"]);
+        assert_eq!(split_kept(&[b"a\r\rb\n"]), ["a\r", "\r", "b\n"]);
+    }
+
+    #[test]
+    fn kept_framing_empty_lines_and_no_trailing_newline() {
+        assert_eq!(split_kept(&[b"\n\nx\n"]), ["\n", "\n", "x\n"]);
+        assert_eq!(split_kept(&[b"tail"]), ["tail"]);
+        assert_eq!(split_kept(&[b""]), Vec::<String>::new());
+        assert_eq!(split_kept(&[b"a", b"b", b"\n", b"c"]), ["ab\n", "c"]);
+    }
+
+    #[test]
+    fn kept_framing_crlf_split_across_chunks_stays_exact() {
+        // The `\r` goes out with its read; the `\n` follows on its own.
+        assert_eq!(split_kept(&[b"a\r", b"\nb\n"]), ["a\r", "\n", "b\n"]);
+        assert_eq!(split_kept(&[b"a", b"b\r", b"c"]), ["ab\r", "c"]);
+        assert_eq!(split_kept(&[b"a\r", b"\r\n"]), ["a\r", "\r\n"]);
+    }
+
+    #[test]
+    fn kept_framing_concatenates_to_the_input_at_every_chunking() {
+        let data: &[u8] = b"one\ntwo\r\nthree\rfour\n\n\r\r\nfive";
+        for cut in 0..=data.len() {
+            let (head, tail) = data.split_at(cut);
+            let lines = split_kept(&[head, tail]);
+            assert_eq!(lines.concat().as_bytes(), data, "cut at {cut}");
+            // Only the final event may be unterminated.
+            for line in &lines[..lines.len() - 1] {
+                assert!(line.ends_with('\n') || line.ends_with('\r'), "{lines:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn kept_framing_cuts_long_lines_and_stays_exact() {
+        // The cut applies to what is buffered when a read ends without a terminator.
+        let long = vec![b'x'; MAX_LINE + 10];
+        let lines = split_kept(&[&long, b"\nend\r\n"]);
+        let mut data = long.clone();
+        data.extend_from_slice(b"\nend\r\n");
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0].len(), MAX_LINE);
+        assert_eq!(lines[1], "x".repeat(10) + "\n");
+        assert_eq!(lines[2], "end\r\n");
+        assert_eq!(lines.concat().as_bytes(), &data[..]);
+    }
+
+    /// The texts of the frames a pump sends for `input`, in order.
+    async fn pumped(input: &'static [u8], framing: OutputFraming) -> Vec<String> {
+        let (sink, response) = event_stream("id");
+        let (_exited_tx, exited_rx) = watch::channel(true);
+        pump_lines(input, sink, exited_rx, EventType::Stdout, framing).await;
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .expect("body");
+        String::from_utf8_lossy(&body)
+            .split("\n\n")
+            .filter(|frame| !frame.is_empty())
+            .map(|frame| serde_json::from_str::<ServerStreamEvent>(frame).expect("frame"))
+            .filter(|event| event.kind == EventType::Stdout)
+            .filter_map(|event| event.text)
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn pump_emits_printf_output_in_both_framings() {
+        // printf 'a\nb\r\nc'
+        assert_eq!(
+            pumped(b"a\nb\r\nc", OutputFraming::Kept).await,
+            ["a\n", "b\r\n", "c"]
+        );
+        assert_eq!(
+            pumped(b"a\nb\r\nc", OutputFraming::Lines).await,
+            ["a", "b", "c"]
+        );
+        assert_eq!(
+            pumped(b"x\n\ny\n", OutputFraming::Lines).await,
+            ["x", "\n", "y"]
+        );
+        assert_eq!(
+            pumped(b"x\n\ny\n", OutputFraming::Kept).await,
+            ["x\n", "\n", "y\n"]
+        );
     }
 
     #[test]

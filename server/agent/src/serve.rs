@@ -56,9 +56,52 @@ pub struct AgentArgs {
     /// oldest half is dropped behind a marker line.
     #[arg(long, value_name = "BYTES", default_value_t = crate::logcap::DEFAULT_CAP)]
     pub log_cap: u64,
+    /// How foreground `/command` output is cut into `stdout`/`stderr` events: `kept`
+    /// (the 1.1 execd: each event keeps its line ending) or `lines` (the June 2026
+    /// execd: one event per line, ending stripped). Sessions are always line-framed.
+    #[arg(long, value_enum, value_name = "FRAMING", default_value = "kept")]
+    pub output_framing: crate::commands::OutputFraming,
     /// The sandbox's entrypoint, after `--`. Without one the agent serves until SIGTERM.
     #[arg(last = true, value_name = "ENTRYPOINT")]
     pub entrypoint: Vec<String>,
+}
+
+/// The port the official code-interpreter SDK probes for Jupyter.
+const JUPYTER_DEFAULT_PORT: u16 = 44771;
+
+/// `$JUPYTER_PORT` as the SDK's probe reads it (`${JUPYTER_PORT:-44771}`): unset or
+/// empty means the default; a value that is no port gets the default too.
+fn jupyter_port(env: Option<&str>) -> u16 {
+    env.filter(|v| !v.is_empty())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(JUPYTER_DEFAULT_PORT)
+}
+
+/// Accept TCP on 127.0.0.1:`port` so that `CodeInterpreter.create`'s readiness probe
+/// (`exec 3<>/dev/tcp/127.0.0.1/$JUPYTER_PORT` inside the sandbox) connects. Our code
+/// runs go through `/code`, not Jupyter, so a connection is accepted and closed.
+/// Best effort: if the port is taken (a real Jupyter, or another sandbox's agent on
+/// a shared network under `--isolation none`) the probe connects to that instead.
+/// Returns the bound address, if any.
+async fn jupyter_probe(port: u16) -> Option<std::net::SocketAddr> {
+    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", port)).await {
+        Ok(listener) => listener,
+        Err(err) => {
+            tracing::debug!(port, error = %err, "not answering the Jupyter port probe");
+            return None;
+        }
+    };
+    let addr = listener.local_addr().ok();
+    tokio::spawn(async move {
+        loop {
+            match listener.accept().await {
+                Ok((stream, _)) => drop(stream),
+                // E.g. EMFILE: back off instead of spinning.
+                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        }
+    });
+    addr
 }
 
 /// What the status file records about the entrypoint's end.
@@ -274,6 +317,7 @@ async fn stop_child(
 /// The agent's main: serve, supervise, report. Returns the process exit code.
 pub async fn run(args: AgentArgs) -> anyhow::Result<i32> {
     crate::logcap::set_cap(args.log_cap);
+    crate::commands::set_output_framing(args.output_framing);
     // Not dumpable: a sandbox process (same uid) can then neither ptrace the agent nor
     // open its fds through /proc/1/fd (the log file, the socket, the status file).
     // SAFETY: prctl with integer arguments only.
@@ -294,6 +338,8 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<i32> {
     let status_fd = args.status_fd.map(inherited_status_file).transpose()?;
     let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
     let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+
+    jupyter_probe(jupyter_port(std::env::var("JUPYTER_PORT").ok().as_deref())).await;
 
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let app = router(config.clone());
@@ -360,6 +406,25 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jupyter_port_follows_the_probe_default() {
+        assert_eq!(jupyter_port(None), 44771);
+        assert_eq!(jupyter_port(Some("")), 44771);
+        assert_eq!(jupyter_port(Some("8888")), 8888);
+        assert_eq!(jupyter_port(Some("nope")), 44771);
+    }
+
+    #[tokio::test]
+    async fn jupyter_probe_accepts_connections() {
+        let addr = jupyter_probe(0).await.expect("bound");
+        for _ in 0..3 {
+            let conn = tokio::net::TcpStream::connect(addr).await;
+            assert!(conn.is_ok(), "{conn:?}");
+        }
+        // A taken port is not an error, just not ours.
+        assert_eq!(jupyter_probe(addr.port()).await, None);
+    }
 
     #[test]
     fn workdir_is_a_sandbox_path_under_the_root() {

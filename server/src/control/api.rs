@@ -286,6 +286,7 @@ pub async fn list_snapshots(
     let pairs = query_pairs(raw.as_deref());
     let (page, page_size) = page_params(&pairs)?;
     let sandbox_id = last(&pairs, "sandboxId");
+    let name = last(&pairs, "name");
     let states: Vec<String> = all(&pairs, "state")
         .iter()
         .map(|s| s.to_ascii_lowercase())
@@ -295,6 +296,8 @@ pub async fn list_snapshots(
         .all_snapshots()?
         .into_iter()
         .filter(|s| sandbox_id.map_or(true, |id| s.sandbox_id == id))
+        // (1.1) Exact match; unnamed snapshots never match.
+        .filter(|s| name.map_or(true, |n| s.name.as_deref() == Some(n)))
         .filter(|s| {
             states.is_empty() || states.contains(&s.status.state.as_str().to_ascii_lowercase())
         })

@@ -177,6 +177,19 @@ pub struct ServeArgs {
     )]
     pub log_cap: u64,
 
+    /// How foreground `/command` output is cut into `stdout`/`stderr` events: `kept`
+    /// (the 1.1 execd's default: each event keeps its line ending) or `lines` (the June
+    /// 2026 execd: one event per line, ending stripped). A sandbox can override it with
+    /// the create extension `opensandbox.io/output-framing`.
+    #[arg(
+        long,
+        env = "OPENSANDBOX_OUTPUT_FRAMING",
+        value_enum,
+        default_value = "kept",
+        value_name = "FRAMING"
+    )]
+    pub output_framing: crate::agent::commands::OutputFraming,
+
     /// Path of the bubblewrap executable.
     #[arg(long, env = "OPENSANDBOX_BWRAP", default_value = "bwrap")]
     pub bwrap: PathBuf,

@@ -28,7 +28,7 @@ pub fn mode(policy: &NetworkPolicy) -> &'static str {
 }
 
 /// A sandbox created without a policy gets upstream's allow-all sidecar default.
-fn effective(policy: Option<&NetworkPolicy>) -> NetworkPolicy {
+pub fn effective(policy: Option<&NetworkPolicy>) -> NetworkPolicy {
     match policy {
         Some(p)
             if p.default_action.is_some() || p.egress.as_ref().is_some_and(|e| !e.is_empty()) =>

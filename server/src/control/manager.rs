@@ -110,6 +110,7 @@ impl Control {
         self: &Arc<Self>,
         req: CreateSandboxRequest,
     ) -> ApiResult<SandboxRecord> {
+        let started = std::time::Instant::now();
         // `image.auth` is used for the pull only: the record (stored, echoed) drops it.
         let auth = req.image.as_ref().and_then(|i| i.auth.clone());
         let mut record = self.validate_create(req)?;
@@ -181,8 +182,17 @@ impl Control {
         self.registry.set_expiry(&record.id, record.expires_at);
         self.watch_child(record.id.clone(), child);
         drop(guard);
+        let spawned_ms = started.elapsed().as_secs_f64() * 1000.0;
 
         let ready = self.wait_ready(&record, READY_WAIT).await;
+        // Where create latency goes: before the runtime runs, and until the agent answers.
+        tracing::debug!(
+            sandbox = record.id,
+            spawned_ms,
+            ready_ms = started.elapsed().as_secs_f64() * 1000.0,
+            ready,
+            "sandbox started"
+        );
         if !ready {
             // Answer now with Pending, and keep watching so the sandbox still becomes
             // Running when a slow agent comes up.
@@ -242,6 +252,18 @@ impl Control {
     }
 
     fn validate_create(&self, req: CreateSandboxRequest) -> ApiResult<SandboxRecord> {
+        // 1.1 fields this server does not implement yet: a clear 400, never a create
+        // that silently skips the user's hooks or template.
+        if req.template_id.is_some() {
+            return Err(ApiError::not_supported(
+                "`templateId` (templates) is not supported by this server yet",
+            ));
+        }
+        if req.lifecycle.as_ref().is_some_and(|l| !l.is_null()) {
+            return Err(ApiError::not_supported(
+                "`lifecycle` hooks are not supported by this server yet",
+            ));
+        }
         let entrypoint = match (&req.image, &req.snapshot_id) {
             (Some(_), Some(_)) | (None, None) => {
                 return Err(ApiError::invalid(
@@ -324,6 +346,14 @@ impl Control {
             ));
         }
         let extensions = req.extensions.unwrap_or_default();
+        if let Some(value) = extensions.get(super::runtime::OUTPUT_FRAMING_EXTENSION) {
+            if super::runtime::parse_output_framing(value).is_none() {
+                return Err(ApiError::invalid(format!(
+                    "extension {}: {value:?} is not kept or lines",
+                    super::runtime::OUTPUT_FRAMING_EXTENSION
+                )));
+            }
+        }
         if extensions.contains_key("poolRef") {
             return Err(ApiError::bad_request(
                 "SANDBOX::UNSUPPORTED_POOL_REF",
@@ -351,6 +381,11 @@ impl Control {
                 }
             }
         }
+        let resource_requests = req.resource_requests.clone().unwrap_or_default();
+        super::resources::validate_requests(
+            &resource_requests,
+            req.resource_limits.as_ref().unwrap_or(&BTreeMap::new()),
+        )?;
         let mut volumes = req.volumes.unwrap_or_default();
         self.validate_volumes(&mut volumes)?;
         let env: BTreeMap<String, String> = req
@@ -368,6 +403,13 @@ impl Control {
         if let Some(image) = image.as_mut() {
             image.auth = None;
         }
+        // A restore runs on the image its snapshot's sandbox ran (the runtime's
+        // `--default-image` only for snapshots that recorded none).
+        if let Some(snapshot_id) = &req.snapshot_id {
+            let recorded = snapshots::recorded_image(&self.snapshot_dir(snapshot_id))
+                .with_context(|| format!("reading snapshot {snapshot_id}"))?;
+            image = recorded.map(|uri| super::models::ImageSpec { uri, auth: None });
+        }
         let id = uuid::Uuid::new_v4().to_string();
         let execd_token_sha256 = security::sha256_hex(self.execd_token(&id).as_bytes());
         let egress_token_sha256 = security::sha256_hex(self.egress_token(&id).as_bytes());
@@ -380,6 +422,7 @@ impl Control {
             metadata,
             extensions,
             resource_limits: req.resource_limits.unwrap_or_default(),
+            resource_requests,
             platform: req.platform,
             network_policy: req.network_policy,
             volumes,
@@ -424,6 +467,18 @@ impl Control {
                     "VOLUME::INVALID_BACKEND",
                     format!("volume {:?} needs exactly one of host, pvc, ossfs", v.name),
                 ));
+            }
+            if v.ossfs.is_some() {
+                return Err(super::volumes::ossfs_unsupported(&v.name));
+            }
+            if v.pvc.is_some() {
+                if self.runtime.isolation == Isolation::None && v.read_only {
+                    return Err(ApiError::not_supported(
+                        "read-only volumes need isolation (the server runs with --isolation none)",
+                    ));
+                }
+                super::volumes::resolve_pvc(&self.data_dir, v)?;
+                continue;
             }
             let Some(host) = &v.host else {
                 return Err(ApiError::not_supported(format!(
@@ -636,6 +691,7 @@ impl Control {
         );
         record.deleted = true;
         self.save(&record)?;
+        super::volumes::cleanup(&self.data_dir, &record.volumes);
         let base = self.runtime.paths(id).base;
         tokio::task::spawn_blocking(move || {
             if let Err(err) = std::fs::remove_dir_all(&base) {

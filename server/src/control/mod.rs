@@ -28,13 +28,17 @@ pub mod error;
 pub mod http;
 pub mod listener;
 pub mod manager;
+pub mod metrics;
 pub mod models;
+pub mod networkpolicy;
 pub mod oci;
 pub mod proxy;
+pub mod resources;
 pub mod runtime;
 pub mod security;
 pub mod snapshots;
 pub mod store;
+pub mod volumes;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -95,6 +99,11 @@ pub fn routes_table() -> Vec<(&'static str, &'static str)> {
         ("DELETE", "/snapshots/{snapshotId}"),
         ("GET", "/sandboxes/{sandboxId}/diagnostics/logs"),
         ("GET", "/sandboxes/{sandboxId}/diagnostics/events"),
+        ("GET", "/sandboxes/{sandboxId}/networkpolicy"),
+        ("PUT", "/sandboxes/{sandboxId}/networkpolicy"),
+        ("PATCH", "/sandboxes/{sandboxId}/networkpolicy"),
+        ("DELETE", "/sandboxes/{sandboxId}/networkpolicy"),
+        ("POST", "/metrics/events"),
     ];
     for method in ["GET", "POST", "PUT", "PATCH", "DELETE"] {
         table.push((method, "/sandboxes/{sandboxId}/proxy/{port}/{path}"));
@@ -148,6 +157,14 @@ fn api_routes(control: &Arc<Control>) -> Router<Arc<Control>> {
             "/sandboxes/{sandbox_id}/diagnostics/events",
             get(api::diagnostic_events),
         )
+        .route(
+            "/sandboxes/{sandbox_id}/networkpolicy",
+            get(networkpolicy::get_policy)
+                .put(networkpolicy::put_policy)
+                .patch(networkpolicy::patch_policy)
+                .delete(networkpolicy::delete_policy),
+        )
+        .route("/metrics/events", post(metrics::post_event))
         .route_layer(axum::middleware::from_fn_with_state(
             Arc::clone(control),
             http::require_api_key,

@@ -113,8 +113,7 @@ pub struct ImageAuth {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ImageSpec {
     pub uri: String,
-    /// Accepted for compatibility; never stored nor echoed (there is no registry to
-    /// log into: the sandbox runs on the host's own system directories).
+    /// Registry credentials for this create's pull only: never stored nor echoed.
     #[serde(default, skip_serializing)]
     pub auth: Option<ImageAuth>,
 }
@@ -177,6 +176,8 @@ pub struct CreateSandboxRequest {
     pub entrypoint: Option<Vec<String>>,
     pub timeout: Option<i64>,
     pub resource_limits: Option<BTreeMap<String, String>>,
+    /// (1.1) Validated and echoed only: see `resources`.
+    pub resource_requests: Option<BTreeMap<String, String>>,
     /// Null values are tolerated like upstream and mean "unset".
     pub env: Option<BTreeMap<String, Option<String>>>,
     pub metadata: Option<BTreeMap<String, String>>,
@@ -186,6 +187,10 @@ pub struct CreateSandboxRequest {
     pub secure_access: Option<bool>,
     pub volumes: Option<Vec<Volume>>,
     pub extensions: Option<BTreeMap<String, String>>,
+    /// (1.1) Not implemented yet: refused rather than ignored (see `manager`).
+    pub template_id: Option<String>,
+    /// (1.1) Lifecycle hooks; not implemented yet, refused rather than ignored.
+    pub lifecycle: Option<serde_json::Value>,
 }
 
 /// Everything the server knows about one sandbox; stored as JSON in the store.
@@ -199,6 +204,9 @@ pub struct SandboxRecord {
     pub metadata: BTreeMap<String, String>,
     pub extensions: BTreeMap<String, String>,
     pub resource_limits: BTreeMap<String, String>,
+    /// (1.1) Absent in records of older servers.
+    #[serde(default)]
+    pub resource_requests: BTreeMap<String, String>,
     pub platform: Option<PlatformSpec>,
     pub network_policy: Option<NetworkPolicy>,
     pub volumes: Vec<Volume>,
@@ -272,6 +280,7 @@ impl SandboxRecord {
             metadata: self.metadata.clone(),
             extensions: self.extensions.clone(),
             platform: self.platform.clone(),
+            resource_requests: self.resource_requests.clone(),
         }
     }
 
@@ -308,6 +317,9 @@ pub struct Sandbox {
     pub extensions: BTreeMap<String, String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub platform: Option<PlatformSpec>,
+    /// (1.1) Echo of the create's `resourceRequests`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub resource_requests: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

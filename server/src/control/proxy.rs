@@ -103,6 +103,22 @@ fn check_secret(
     }
 }
 
+/// The methods the execd API is ever called with (openapi/execd.yaml) plus HEAD and
+/// OPTIONS; anything else is not forwarded to the agent.
+fn forwardable(method: &http::Method) -> bool {
+    use http::Method;
+    [
+        Method::GET,
+        Method::HEAD,
+        Method::POST,
+        Method::PUT,
+        Method::PATCH,
+        Method::DELETE,
+        Method::OPTIONS,
+    ]
+    .contains(method)
+}
+
 pub async fn proxy(State(control): State<Arc<Control>>, request: Request) -> Response {
     match forward(&control, request).await {
         Ok(response) => response,
@@ -152,6 +168,16 @@ async fn forward(control: &Control, request: Request) -> ApiResult<Response> {
     }
     if let Some(err) = not_serving(&record) {
         return Err(err);
+    }
+    // The agent closes the connection on a method it does not know (e.g. `QUERY`) before
+    // reading the body, which would surface as a 502 broken pipe: answer such a method
+    // here, with the protocol's error shape, instead.
+    if !forwardable(request.method()) {
+        return Err(ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "METHOD_NOT_ALLOWED",
+            format!("method {} is not served by the execd API", request.method()),
+        ));
     }
     // Under an OCI runtime the server answers metrics itself, from the sandbox's
     // cgroup: the sandbox cannot forge them (see oci::metrics).
@@ -203,6 +229,16 @@ async fn forward(control: &Control, request: Request) -> ApiResult<Response> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_standard_methods_are_forwarded() {
+        assert!(forwardable(&http::Method::POST));
+        assert!(forwardable(&http::Method::DELETE));
+        // Found by schemathesis: `QUERY /code` reached the agent and came back as a 502.
+        let query = http::Method::from_bytes(b"QUERY").unwrap();
+        assert!(!forwardable(&query));
+        assert!(!forwardable(&http::Method::TRACE));
+    }
 
     #[test]
     fn proxy_paths_split() {

@@ -23,6 +23,7 @@ use serde::Deserialize;
 
 use super::config::{IsolationMode, ServeArgs};
 use super::models::SandboxRecord;
+use crate::agent::commands::OutputFraming;
 
 const EXE_INSIDE: &str = "/.opensandbox/opensandbox-server";
 const HOME_INSIDE: &str = "/root";
@@ -101,9 +102,41 @@ fn oci_options(args: &ServeArgs, runtime: &str) -> Result<super::oci::OciOptions
     })
 }
 
+/// Create `extensions` key that picks a sandbox's output framing (`kept`/`lines`),
+/// overriding `--output-framing`: one server can then serve both framings, as the
+/// conformance matrix needs.
+pub const OUTPUT_FRAMING_EXTENSION: &str = "opensandbox.io/output-framing";
+
+/// `--output-framing`, set once at start-up (kept when never set, e.g. in tests).
+static DEFAULT_FRAMING: std::sync::OnceLock<OutputFraming> = std::sync::OnceLock::new();
+
+/// The framing named by an extension value, `None` if it names none.
+pub fn parse_output_framing(value: &str) -> Option<OutputFraming> {
+    match value {
+        "kept" => Some(OutputFraming::Kept),
+        "lines" => Some(OutputFraming::Lines),
+        _ => None,
+    }
+}
+
+/// The `--output-framing` value the agent of `record` is started with.
+pub fn output_framing_arg(record: &SandboxRecord) -> &'static str {
+    let framing = record
+        .extensions
+        .get(OUTPUT_FRAMING_EXTENSION)
+        .and_then(|value| parse_output_framing(value))
+        .unwrap_or_else(|| DEFAULT_FRAMING.get().copied().unwrap_or_default());
+    match framing {
+        OutputFraming::Kept => "kept",
+        OutputFraming::Lines => "lines",
+    }
+}
+
 impl Runtime {
     /// Picks the isolation from the flags, checking that bubblewrap really works here.
     pub fn from_args(args: &ServeArgs, data_dir: &Path) -> Result<Self> {
+        // A second Runtime in one process (tests) keeps the first value: same flags.
+        let _ = DEFAULT_FRAMING.set(args.output_framing);
         let exe = std::env::current_exe().context("locating the server's own executable")?;
         let oci = !matches!(args.runtime.as_str(), "auto" | "bwrap");
         let isolation = match args.isolation {
@@ -340,6 +373,8 @@ impl Runtime {
             "/",
             "--workdir",
             WORKSPACE_INSIDE,
+            "--output-framing",
+            output_framing_arg(record),
             "--",
         ]);
         cmd.args(&record.entrypoint);
@@ -383,6 +418,8 @@ impl Runtime {
             .arg(&paths.fs)
             .arg("--workdir")
             .arg(WORKSPACE_INSIDE)
+            .arg("--output-framing")
+            .arg(output_framing_arg(record))
             .arg("--")
             .args(&record.entrypoint);
         Ok(cmd)
@@ -644,6 +681,30 @@ mod tests {
     fn stat_fields_survive_odd_command_names() {
         let fields = stat_fields("42 (a ) b) S 7 42 42").unwrap_or_default();
         assert_eq!(fields, vec!["S", "7", "42", "42"]);
+    }
+
+    #[test]
+    fn output_framing_extension_overrides_the_default() {
+        let mut record: SandboxRecord = serde_json::from_value(serde_json::json!({
+            "id": "x", "image": null, "snapshot_id": null, "entrypoint": ["true"],
+            "env": {}, "metadata": {}, "extensions": {},
+            "resource_limits": {}, "platform": null, "network_policy": null, "volumes": [],
+            "status": {"state": "Pending"}, "created_at": "2026-01-01T00:00:00Z",
+            "expires_at": null, "execd_token": "t", "egress_token": "e", "pid": null,
+            "pid_start": null, "isolation": "none"
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        // No --output-framing set in this test process: the default is kept.
+        assert_eq!(output_framing_arg(&record), "kept");
+        record
+            .extensions
+            .insert(OUTPUT_FRAMING_EXTENSION.into(), "lines".into());
+        assert_eq!(output_framing_arg(&record), "lines");
+        record
+            .extensions
+            .insert(OUTPUT_FRAMING_EXTENSION.into(), "kept".into());
+        assert_eq!(output_framing_arg(&record), "kept");
+        assert_eq!(parse_output_framing("Lines"), None);
     }
 
     #[test]

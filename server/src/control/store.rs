@@ -194,6 +194,7 @@ mod tests {
             metadata: [("team".to_string(), "a".to_string())].into(),
             extensions: Default::default(),
             resource_limits: Default::default(),
+            resource_requests: Default::default(),
             platform: None,
             network_policy: None,
             volumes: vec![],

@@ -304,11 +304,14 @@ impl Server {
         assert_eq!(resp.status().as_u16(), 200, "command {command:?} rejected");
         let text = resp.text().await.expect("stream");
         let events = parse_events(&text);
-        let stdout = events
+        // The server's default framing keeps line endings (1.1): the stream's texts
+        // concatenated are the output; its lines are what the tests compare.
+        let output: String = events
             .iter()
             .filter(|e| e["type"] == "stdout")
-            .map(|e| e["text"].as_str().unwrap_or_default().to_string())
+            .map(|e| e["text"].as_str().unwrap_or_default())
             .collect();
+        let stdout = split_lines(&output);
         let mut code = None;
         for e in &events {
             if e["type"] == "execution_complete" {
@@ -325,6 +328,27 @@ impl Server {
     pub fn sandbox_fs(&self, id: &str) -> PathBuf {
         self.data_dir.join("sandboxes").join(id).join("fs")
     }
+}
+
+/// Lines of `output`, each without its terminator (`\n`, `\r\n` or `\r`); a last
+/// line without one counts too.
+pub fn split_lines(output: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut rest = output;
+    while !rest.is_empty() {
+        match rest.find(['\n', '\r']) {
+            Some(i) => {
+                lines.push(rest[..i].to_string());
+                let skip = if rest[i..].starts_with("\r\n") { 2 } else { 1 };
+                rest = &rest[i + skip..];
+            }
+            None => {
+                lines.push(rest.to_string());
+                break;
+            }
+        }
+    }
+    lines
 }
 
 /// Parses an execd event stream (raw JSON frames, optional `data:` prefix).

@@ -485,6 +485,7 @@ pub async fn manager_list_snapshots(s: &Session, a: ListSnapshotsArgs) -> OpResu
     let m = s.manager("manager.list_snapshots", &a)?;
     let filter = SnapshotFilter {
         sandbox_id: a.sandbox_id,
+        name: None,
         states: a.states,
         page: a.page,
         page_size: a.page_size,

@@ -3,7 +3,7 @@ namespace OpenSandbox.Core
     /// <summary>Defaults and names shared by the SDK (the same in every official SDK).</summary>
     public static class Constants
     {
-        public const string SdkVersion = "0.1.0";
+        public const string SdkVersion = "1.1.1";
         public const string UserAgent = "OpenSandbox-CSharp-SDK/" + SdkVersion;
         public const int DefaultExecdPort = 44772;
         public const int DefaultEgressPort = 18080;

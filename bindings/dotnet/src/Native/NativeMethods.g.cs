@@ -157,7 +157,7 @@ namespace OpenSandbox.Native
         internal static extern void osb_error_free(OsbError* e);
 
         /// <summary>
-        ///  The package version, e.g. `0.1.0`. Static string (never freed).
+        ///  The package version, e.g. `1.1.1`. Static string (never freed).
         /// </summary>
         [DllImport(__DllName, EntryPoint = "osb_version", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern byte* osb_version();

@@ -27,7 +27,7 @@ from opensandbox.models.execd_sync import ExecutionHandlersSync
 from opensandbox.sandbox import Sandbox
 from opensandbox.sync import SandboxManagerSync, SandboxSync
 
-__version__ = "0.1.0"
+__version__ = "1.1.1"
 
 __all__ = [
     "Sandbox",

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use opensandbox_agent::commands::{set_output_framing, OutputFraming};
 use opensandbox_agent::{router, AgentConfig};
 use serde_json::Value;
 
@@ -19,7 +20,15 @@ pub struct Agent {
     _work: tempfile::TempDir,
 }
 
+/// An agent with line framing, the June 2026 execd's, which most exec tests assert.
 pub async fn start() -> Agent {
+    start_with_framing(OutputFraming::Lines).await
+}
+
+/// An agent with `framing`. The framing is per agent process, so one test binary
+/// must use one framing throughout (exec_framing.rs uses `Kept`).
+pub async fn start_with_framing(framing: OutputFraming) -> Agent {
+    set_output_framing(framing);
     let root = tempfile::tempdir().expect("root tempdir");
     let work = tempfile::tempdir().expect("work tempdir");
     let app = router(AgentConfig {

@@ -78,7 +78,12 @@ pub struct OciRuntime {
     registry_mirror: Option<String>,
     /// Registry references pulled by this process, by the local `oci:` URI of the pull.
     pulled: std::sync::Mutex<std::collections::HashMap<String, String>>,
+    /// `DATA_DIR/snapshots`: a restored sandbox's overlay layer comes from there.
+    snapshots_dir: PathBuf,
 }
+
+/// Where a snapshot keeps its sandbox's overlay upper layer (what changed in the image).
+pub const SNAPSHOT_UPPER: &str = "rootfs-upper";
 
 impl PartialEq for OciRuntime {
     fn eq(&self, other: &Self) -> bool {
@@ -142,6 +147,7 @@ impl OciRuntime {
             default_image: opts.default_image.clone(),
             registry_mirror: opts.registry_mirror.clone(),
             pulled: Default::default(),
+            snapshots_dir: data_dir.join("snapshots"),
         };
         rt.probe(&oci_dir).with_context(|| {
             format!(
@@ -155,6 +161,21 @@ impl OciRuntime {
 
     pub fn overlay(&self) -> bool {
         self.overlay
+    }
+
+    /// The overlay upper directory of a sandbox (what it changed in its image), if it
+    /// runs on an overlay: on its size-capped disk when it has a disk limit.
+    pub fn upper_dir(&self, paths: &SandboxPaths) -> Option<PathBuf> {
+        if !self.overlay {
+            return None;
+        }
+        let bundle_dir = Self::bundle_dir(paths);
+        [
+            disk::Disk::new(&bundle_dir).layer().join("upper"),
+            bundle_dir.join("layer").join("upper"),
+        ]
+        .into_iter()
+        .find(|dir| dir.is_dir())
     }
 
     fn runtime_cmd(&self) -> std::process::Command {
@@ -372,6 +393,7 @@ impl OciRuntime {
         };
         std::fs::create_dir_all(&layer).with_context(|| format!("creating {}", layer.display()))?;
         std::fs::set_permissions(&layer, std::fs::Permissions::from_mode(0o700))?;
+        self.restore_upper(record, &layer, &rootfs)?;
         self.mount_rootfs(&image.rootfs, &rootfs, &layer)?;
         // The writable directories belong to the sandbox's root (ids shifted into its
         // range, e.g. after a restore of a snapshot taken under bubblewrap).
@@ -447,6 +469,8 @@ impl OciRuntime {
             .map(String::from),
         );
         args.push(self.log_cap.to_string());
+        args.push("--output-framing".into());
+        args.push(runtime::output_framing_arg(record).into());
         args.push("--".into());
         args.extend(record.entrypoint.iter().cloned());
         bundle::write(
@@ -496,6 +520,28 @@ impl OciRuntime {
             });
         }
         Ok(cmd)
+    }
+
+    /// A sandbox restored from a snapshot starts with the snapshot's overlay layer
+    /// (once: not again when the rootfs is mounted already, after a restart).
+    fn restore_upper(&self, record: &SandboxRecord, layer: &Path, rootfs: &Path) -> Result<()> {
+        let Some(snapshot_id) = &record.snapshot_id else {
+            return Ok(());
+        };
+        let saved = self.snapshots_dir.join(snapshot_id).join(SNAPSHOT_UPPER);
+        let upper = layer.join("upper");
+        if !self.overlay || !saved.is_dir() || is_mount_point(rootfs) || upper.exists() {
+            return Ok(());
+        }
+        crate::control::snapshots::copy_tree_with(
+            &saved,
+            &upper,
+            crate::control::snapshots::Copy {
+                owners: crate::control::snapshots::Owners::Host,
+                overlay: true,
+            },
+        )
+        .with_context(|| format!("restoring the image changes of snapshot {snapshot_id}"))
     }
 
     fn mount_rootfs(&self, lower: &Path, rootfs: &Path, layer: &Path) -> Result<()> {

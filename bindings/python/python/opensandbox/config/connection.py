@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from datetime import timedelta
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
@@ -28,10 +28,37 @@ class ConnectionConfig(BaseModel):
     user_agent: str = USER_AGENT
     headers: Dict[str, str] = Field(default_factory=dict)
     use_server_proxy: bool = False
+    # The official knobs of its httpx stack. Connections here belong to the native
+    # pool, so a custom transport, a retry policy or event hooks cannot be honoured:
+    # rather than ignore them (a test mocking with httpx.MockTransport would then hit
+    # the network) model_post_init refuses them with InvalidArgumentException.
+    transport: Optional[Any] = None
+    retry_policy: Optional[Any] = None
+    event_hooks: Optional[Dict[str, List[Any]]] = None
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, populate_by_name=True)
 
     _native: Any = PrivateAttr(default=None)
+    _owns_transport: bool = PrivateAttr(default=True)
+
+    def model_post_init(self, __context: Any) -> None:
+        from opensandbox.exceptions import InvalidArgumentException
+
+        if self.transport is not None:
+            raise InvalidArgumentException(
+                "ConnectionConfig(transport=...) is not supported: this SDK talks through its "
+                "native connection pool, so a custom httpx transport would never be used"
+            )
+        if self.retry_policy is not None:
+            raise InvalidArgumentException(
+                "ConnectionConfig(retry_policy=...) is not supported: the native client does not "
+                "retry requests, and a policy that is accepted but never applied would mislead"
+            )
+        if self.event_hooks:
+            raise InvalidArgumentException(
+                "ConnectionConfig(event_hooks=...) is not supported: requests do not go through "
+                "httpx, so the hooks would never be called"
+            )
 
     @field_validator("protocol")
     @classmethod
@@ -83,6 +110,17 @@ class ConnectionConfig(BaseModel):
 
             self._native = _native.Client(self._to_native_config())
         return self._native
+
+    @property
+    def owns_transport(self) -> bool:
+        """True when this config may close its transport (as the official): here there is
+        nothing of its own to close, the native pool outlives every config."""
+        return self._owns_transport
+
+    def with_transport_if_missing(self) -> "ConnectionConfig":
+        """The official hook that gives a config its own transport: the native pool is
+        always there, so this config is returned as it is."""
+        return self
 
     async def close_transport_if_owned(self) -> None:
         """Nothing to close: connections belong to the shared native pool."""

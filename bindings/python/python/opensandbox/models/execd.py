@@ -183,6 +183,7 @@ class CommandLogs(BaseModel):
 
 
 __all__ = [
+    "AsyncOutputHandler",
     "OutputMessage",
     "ExecutionResult",
     "ExecutionError",

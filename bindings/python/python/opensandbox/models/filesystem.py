@@ -68,10 +68,13 @@ class DirectoryListEntry(BaseModel):
 
 
 class MoveEntry(BaseModel):
-    """A move / rename."""
+    """A move / rename: ``MoveEntry(source=..., destination=...)`` as the official, or
+    by field name (``src=``, ``dest=``)."""
 
-    src: str
-    dest: str
+    src: str = Field(alias="source")
+    dest: str = Field(alias="destination")
+
+    model_config = ConfigDict(populate_by_name=True)
 
 
 class SetPermissionEntry(BaseModel):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Dict, List, Optional, Set, Union
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class SandboxImageAuth(BaseModel):
@@ -60,10 +60,102 @@ class NetworkRule(BaseModel):
 
 
 class NetworkPolicy(BaseModel):
-    """Egress policy: a default action and rules."""
+    """Egress policy: a default action and rules (the official default action is deny)."""
 
-    default_action: Optional[str] = None
+    default_action: Optional[str] = Field(default="deny", alias="defaultAction")
     egress: Optional[List[NetworkRule]] = None
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class CredentialProxyConfig(BaseModel):
+    """Whether the sandbox's egress goes through the credential proxy (1.1)."""
+
+    enabled: bool = False
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class LifecycleHook(BaseModel):
+    """A command run once before the sandbox's entrypoint starts (1.1 ``preStart``)."""
+
+    command: List[str] = Field(min_length=1)
+    timeout_seconds: Optional[int] = Field(default=None, alias="timeoutSeconds")
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class PeriodicLifecycleHook(BaseModel):
+    """A named command run on a schedule inside the sandbox (1.1 ``periodic``)."""
+
+    name: str = Field(min_length=1)
+    schedule: str = Field(min_length=1)
+    command: List[str] = Field(min_length=1)
+    timeout_seconds: Optional[int] = Field(default=None, alias="timeoutSeconds")
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class SandboxLifecycle(BaseModel):
+    """Lifecycle hooks of a sandbox (1.1)."""
+
+    pre_start: Optional[LifecycleHook] = Field(default=None, alias="preStart")
+    periodic: Optional[List[PeriodicLifecycleHook]] = None
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class Host(BaseModel):
+    """A host directory volume backend."""
+
+    path: str
+
+
+class PVC(BaseModel):
+    """A named (persistent) volume backend."""
+
+    claim_name: str = Field(alias="claimName")
+    create_if_not_exists: bool = Field(default=False, alias="createIfNotExists")
+    delete_on_sandbox_termination: bool = Field(default=False, alias="deleteOnSandboxTermination")
+    storage_class: Optional[str] = Field(default=None, alias="storageClass")
+    storage: Optional[str] = None
+    access_modes: Optional[List[str]] = Field(default=None, alias="accessModes")
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class OSSFS(BaseModel):
+    """An OSS bucket volume backend (the reference server answers it with a 400)."""
+
+    bucket: str
+    endpoint: str
+    version: str = "2.0"
+    options: Optional[List[str]] = None
+    access_key_id: Optional[str] = Field(default=None, alias="accessKeyId")
+    access_key_secret: Optional[str] = Field(default=None, alias="accessKeySecret", repr=False)
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class Volume(BaseModel):
+    """A volume mounted into the sandbox: exactly one backend of host / pvc / ossfs."""
+
+    name: str
+    host: Optional[Host] = None
+    pvc: Optional[PVC] = None
+    ossfs: Optional[OSSFS] = None
+    mount_path: str = Field(alias="mountPath")
+    read_only: bool = Field(default=False, alias="readOnly")
+    sub_path: Optional[str] = Field(default=None, alias="subPath")
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    @model_validator(mode="after")
+    def exactly_one_backend(self) -> "Volume":
+        backends = [b for b in (self.host, self.pvc, self.ossfs) if b is not None]
+        if len(backends) != 1:
+            raise ValueError("a volume needs exactly one backend of host, pvc and ossfs")
+        return self
 
 
 class SandboxStatus(BaseModel):
@@ -208,10 +300,197 @@ class SandboxState:
         return {v for k, v in vars(cls).items() if k.isupper()}
 
 
+class SandboxOrigin:
+    """Where a sandbox came from (1.1 ``SandboxInfo.origin``)."""
+
+    TEMPLATE = "template"
+    UNKNOWN = "unknown"
+
+
+class SandboxAllocation(BaseModel):
+    """How a sandbox was allocated (1.1: from a server-side pool)."""
+
+    mode: str
+    pool_ref: str = Field(alias="poolRef")
+    state: str
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class CreateSnapshotRequest(BaseModel):
+    """The body of a snapshot creation."""
+
+    name: Optional[str] = None
+
+
+# Credential vault models (1.1). The reference server has no credential vault API yet;
+# the models are here so code written against 1.1.1 imports and validates its data.
+
+
+class InlineCredentialSource(BaseModel):
+    """A credential value given inline."""
+
+    value: str = Field(repr=False)
+    type: str = "inline"
+
+
+class Credential(BaseModel):
+    """A sandbox-local named credential."""
+
+    name: str
+    source: Union[InlineCredentialSource, Dict[str, str]]
+
+
+class CredentialMatch(BaseModel):
+    """Which requests a credential binding applies to."""
+
+    schemes: Optional[List[str]] = None
+    ports: Optional[List[int]] = None
+    hosts: List[str]
+    methods: Optional[List[str]] = None
+    paths: Optional[List[str]] = None
+
+
+class CustomHeaderEntry(BaseModel):
+    """A header filled from a credential."""
+
+    name: str
+    credential: str
+
+
+class CredentialSubstitution(BaseModel):
+    """A placeholder replaced by a credential in part of a request."""
+
+    credential: str
+    placeholder: str
+    in_: List[str] = Field(alias="in")
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class CredentialAuth(BaseModel):
+    """How a bound credential authenticates a request."""
+
+    type: str
+    credential: Optional[str] = None
+    name: Optional[str] = None
+    headers: Optional[List[CustomHeaderEntry]] = None
+    substitutions: Optional[List[CredentialSubstitution]] = None
+
+
+class CredentialBinding(BaseModel):
+    """A credential bound to matching requests."""
+
+    name: str
+    match: Union[CredentialMatch, Dict[str, object]]
+    auth: Union[CredentialAuth, Dict[str, object]]
+
+
+class CredentialMetadata(BaseModel):
+    """A stored credential, without its value."""
+
+    name: str
+    source_type: str = Field(alias="sourceType")
+    revision: int
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class CredentialAuthMetadata(BaseModel):
+    """A binding's auth, without secrets."""
+
+    type: str
+    name: Optional[str] = None
+
+
+class CredentialBindingMetadata(BaseModel):
+    """A stored binding."""
+
+    name: str
+    revision: int
+    match: Optional[CredentialMatch] = None
+    auth: Optional[CredentialAuthMetadata] = None
+
+
+class CredentialVaultState(BaseModel):
+    """The vault of a sandbox: its revision, credentials and bindings."""
+
+    revision: int
+    credentials: List[CredentialMetadata]
+    bindings: List[CredentialBindingMetadata]
+
+
+class CredentialListResponse(BaseModel):
+    """The credentials of a vault."""
+
+    revision: int
+    credentials: List[CredentialMetadata]
+
+
+class CredentialBindingListResponse(BaseModel):
+    """The bindings of a vault."""
+
+    revision: int
+    bindings: List[CredentialBindingMetadata]
+
+
+class CredentialMutationSet(BaseModel):
+    """Credentials to add, replace and delete in one patch."""
+
+    add: Optional[List[Union[Credential, Dict[str, object]]]] = None
+    replace: Optional[List[Union[Credential, Dict[str, object]]]] = None
+    delete: Optional[List[str]] = None
+
+
+class CredentialBindingMutationSet(BaseModel):
+    """Bindings to add, replace and delete in one patch."""
+
+    add: Optional[List[Union[CredentialBinding, Dict[str, object]]]] = None
+    replace: Optional[List[Union[CredentialBinding, Dict[str, object]]]] = None
+    delete: Optional[List[str]] = None
+
+
+class CredentialVaultPatchRequest(BaseModel):
+    """A vault patch, optionally guarded by the revision it was computed from."""
+
+    expected_revision: Optional[int] = Field(default=None, alias="expectedRevision")
+    credentials: Optional[Union[CredentialMutationSet, Dict[str, object]]] = None
+    bindings: Optional[Union[CredentialBindingMutationSet, Dict[str, object]]] = None
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
 __all__ = [
+    "SandboxOrigin",
+    "SandboxAllocation",
+    "CreateSnapshotRequest",
+    "InlineCredentialSource",
+    "Credential",
+    "CredentialMatch",
+    "CustomHeaderEntry",
+    "CredentialSubstitution",
+    "CredentialAuth",
+    "CredentialBinding",
+    "CredentialMetadata",
+    "CredentialAuthMetadata",
+    "CredentialBindingMetadata",
+    "CredentialVaultState",
+    "CredentialListResponse",
+    "CredentialBindingListResponse",
+    "CredentialMutationSet",
+    "CredentialBindingMutationSet",
+    "CredentialVaultPatchRequest",
     "SandboxImageAuth",
     "SandboxImageSpec",
     "PlatformSpec",
+    "CredentialProxyConfig",
+    "LifecycleHook",
+    "PeriodicLifecycleHook",
+    "SandboxLifecycle",
+    "Host",
+    "PVC",
+    "OSSFS",
+    "Volume",
     "NetworkRule",
     "NetworkPolicy",
     "SandboxStatus",

@@ -1,0 +1,1 @@
+"""``opensandbox.api.execd``: execd wire models (see ``opensandbox.api``)."""
