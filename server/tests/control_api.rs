@@ -11,17 +11,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Server, EGRESS_PORT, EXECD_PORT, KEY};
+use common::{body, Server, EGRESS_PORT, EXECD_PORT, KEY};
 use serde_json::{json, Value};
-
-async fn body(resp: reqwest::Response) -> (u16, Value) {
-    let status = resp.status().as_u16();
-    let text = resp.text().await.expect("body");
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
 
 #[tokio::test]
 async fn health_auth_request_ids_and_error_shapes() {

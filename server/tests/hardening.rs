@@ -1141,32 +1141,9 @@ while (1) {{ for my $i (0..9) {{
     let mut snapshots = Vec::new();
     let mut states = Vec::new();
     for _ in 0..30 {
-        let resp = server
-            .post(&format!("/v1/sandboxes/{id}/snapshots"))
-            .json(&json!({}))
-            .send()
-            .await
-            .expect("snapshot");
-        assert_eq!(resp.status().as_u16(), 202);
-        let v: Value = resp.json().await.expect("json");
-        let sid = v["id"].as_str().expect("id").to_string();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let s: Value = server
-                .get(&format!("/v1/snapshots/{sid}"))
-                .send()
-                .await
-                .expect("get")
-                .json()
-                .await
-                .expect("json");
-            if s["status"]["state"] != "Creating" {
-                states.push(s["status"].clone());
-                break;
-            }
-            assert!(Instant::now() < deadline, "snapshot never finished");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let snap = server.snapshot(&id, Duration::from_secs(30)).await;
+        states.push(snap["status"].clone());
+        let sid = snap["id"].as_str().expect("id").to_string();
         snapshots.push(server.data_dir.join("snapshots").join(sid));
     }
     let mut leaked = Vec::new();

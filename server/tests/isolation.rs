@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use common::runc::RuncServer;
 use common::EXECD_PORT;
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// `errno` of a raw syscall made by Python inside the sandbox (0: it succeeded).
 fn syscall_py(nr: i64, args: &str) -> String {
@@ -441,33 +441,7 @@ async fn symlink_and_fifo_tricks_fail_safely() {
 
     // A snapshot copies the links as links, never the host file behind them, and the
     // FIFO does not hang it.
-    let resp = s
-        .server
-        .post(&format!("/v1/sandboxes/{id}/snapshots"))
-        .json(&json!({}))
-        .send()
-        .await
-        .expect("snapshot");
-    assert_eq!(resp.status().as_u16(), 202);
-    let v: Value = resp.json().await.expect("json");
-    let sid = v["id"].as_str().expect("id").to_string();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let v: Value = s
-            .server
-            .get(&format!("/v1/snapshots/{sid}"))
-            .send()
-            .await
-            .expect("get")
-            .json()
-            .await
-            .expect("json");
-        if v["status"]["state"] != "Creating" {
-            break;
-        }
-        assert!(Instant::now() < deadline, "snapshot hung");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    s.server.snapshot(&id, Duration::from_secs(30)).await;
     let found = std::process::Command::new("grep")
         .args(["-rl", "HOST-SECRET"])
         .arg(s.server.data_dir.join("snapshots"))

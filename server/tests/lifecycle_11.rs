@@ -8,17 +8,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Server, KEY};
+use common::{body, Server, KEY};
 use serde_json::{json, Value};
-
-async fn body(resp: reqwest::Response) -> (u16, Value) {
-    let status = resp.status().as_u16();
-    let text = resp.text().await.expect("body");
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
 
 fn put(server: &Server, path: &str) -> reqwest::RequestBuilder {
     server

@@ -926,33 +926,9 @@ async fn runc_restore_runs_the_snapshots_image() {
         )
         .await;
     assert_eq!(code, Some(0), "{out}");
-    let resp = s
-        .server
-        .post(&format!("/v1/sandboxes/{id}/snapshots"))
-        .json(&json!({}))
-        .send()
-        .await
-        .expect("snapshot");
-    assert_eq!(resp.status().as_u16(), 202);
-    let snap: Value = resp.json().await.expect("json");
+    let snap = s.server.snapshot(&id, Duration::from_secs(60)).await;
+    assert_eq!(snap["status"]["state"], "Ready", "{snap}");
     let sid = snap["id"].as_str().expect("id").to_string();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let v: Value = s
-            .server
-            .get(&format!("/v1/snapshots/{sid}"))
-            .send()
-            .await
-            .expect("get")
-            .json()
-            .await
-            .expect("json");
-        if v["status"]["state"] == "Ready" {
-            break;
-        }
-        assert!(Instant::now() < deadline, "snapshot never Ready: {v}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
     let resp = s
         .server
         .post("/v1/sandboxes")

@@ -324,6 +324,39 @@ impl Server {
         (stdout, code)
     }
 
+    /// Takes a snapshot of sandbox `id` and waits (up to `wait`) until it is no longer
+    /// `Creating`; returns the snapshot as the server last showed it.
+    pub async fn snapshot(&self, id: &str, wait: Duration) -> Value {
+        let resp = self
+            .post(&format!("/v1/sandboxes/{id}/snapshots"))
+            .json(&json!({}))
+            .send()
+            .await
+            .expect("snapshot");
+        assert_eq!(resp.status().as_u16(), 202);
+        let v: Value = resp.json().await.expect("json");
+        let sid = v["id"].as_str().expect("id").to_string();
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            let v: Value = self
+                .get(&format!("/v1/snapshots/{sid}"))
+                .send()
+                .await
+                .expect("get")
+                .json()
+                .await
+                .expect("json");
+            if v["status"]["state"] != "Creating" {
+                return v;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "snapshot {sid} still Creating after {wait:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Paths of the sandbox's writable dirs on the host.
     pub fn sandbox_fs(&self, id: &str) -> PathBuf {
         self.data_dir.join("sandboxes").join(id).join("fs")
@@ -349,6 +382,16 @@ pub fn split_lines(output: &str) -> Vec<String> {
         }
     }
     lines
+}
+
+/// A response's status and its body as JSON (or as a JSON string when it is not JSON).
+pub async fn body(resp: reqwest::Response) -> (u16, Value) {
+    let status = resp.status().as_u16();
+    let text = resp.text().await.expect("body");
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
 }
 
 /// Parses an execd event stream (raw JSON frames, optional `data:` prefix).
