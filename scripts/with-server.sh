@@ -18,8 +18,10 @@ OUT="$DATA/server.out"
 # framing, like the conformance cases; the 1.1 kept framing (the server's default) is
 # proven in every language by the conformance case commands/kept_framing_keeps_line_endings,
 # and by the Python suite and the official tools (WITH_SERVER_FRAMING=kept).
+# WITH_SERVER_ARGS: more server flags (word-split).
+# shellcheck disable=SC2086
 "$BIN" --listen 127.0.0.1:0 --api-key "$KEY" --data-dir "$DATA" --runtime "${WITH_SERVER_RUNTIME:-bwrap}" \
-    --output-framing "${WITH_SERVER_FRAMING:-lines}" >"$OUT" 2>"$DATA/server.log" &
+    --output-framing "${WITH_SERVER_FRAMING:-lines}" ${WITH_SERVER_ARGS:-} >"$OUT" 2>"$DATA/server.log" &
 PID=$!
 cleanup() {
     local ids

@@ -10,7 +10,9 @@
 //!
 //! Runtimes (`BENCH_RUNTIMES`, comma-separated; default: every one found):
 //! - `bwrap`: bubblewrap over the host's directories,
-//! - `runc`: the image under runc, rootfs on overlayfs,
+//! - `runc`: the image under runc, rootfs on overlayfs, with the warm pool (the
+//!   default: creates take containers started ahead of them),
+//! - `runc-cold`: the same with `--warm-pool 0` (the runtime starts during the create),
 //! - `runc-copy`: the same with the image copied into each rootfs (the fallback where
 //!   overlayfs cannot be mounted),
 //! - `crun`, `runsc`: when installed (and when they start a container here).
@@ -391,13 +393,16 @@ fn scenarios() -> (Vec<Scenario>, Vec<String>) {
     } else {
         Ok(())
     };
-    let oci = [
-        ("runc", "runc", false),
-        ("runc-copy", "runc", true),
-        ("crun", "crun", false),
-        ("runsc", "runsc", false),
+    // (scenario, runtime, extra server flags): runc with its warm pool (the default),
+    // runc starting every sandbox during its request, runc without overlayfs.
+    let oci: [(&str, &str, &[&str]); 5] = [
+        ("runc", "runc", &[]),
+        ("runc-cold", "runc", &["--warm-pool", "0"]),
+        ("runc-copy", "runc", &["--oci-copy-rootfs"]),
+        ("crun", "crun", &[]),
+        ("runsc", "runsc", &[]),
     ];
-    for (name, runtime, copy) in oci {
+    for (name, runtime, extra) in oci {
         if !wants(name) {
             continue;
         }
@@ -410,9 +415,7 @@ fn scenarios() -> (Vec<Scenario>, Vec<String>) {
             continue;
         }
         let mut args = vec!["--runtime".to_string(), runtime.to_string()];
-        if copy {
-            args.push("--oci-copy-rootfs".into());
-        }
+        args.extend(extra.iter().map(|a| a.to_string()));
         out.push(Scenario {
             name,
             args,

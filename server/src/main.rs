@@ -53,13 +53,29 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Some(Command::Agent(args)) => {
+        Some(Command::Agent(mut args)) => {
             // The agent's output lands in the sandbox log (diagnostics); RUST_LOG is
             // passed into the sandbox for debugging.
             let level = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_string());
             if let Err(e) = init_tracing(&level) {
                 eprintln!("opensandbox-server agent: {e}");
                 return ExitCode::from(2);
+            }
+            // A warm sandbox waits here, still single-threaded, for what makes it a
+            // particular sandbox (its environment is set on this process).
+            if let Some(fd) = args.start_fd {
+                match agent::start::read(fd) {
+                    Ok(Some(message)) => {
+                        agent::start::apply_env(&message);
+                        args.entrypoint = message.entrypoint;
+                        args.output_framing = message.output_framing;
+                    }
+                    Ok(None) => return ExitCode::SUCCESS,
+                    Err(e) => {
+                        eprintln!("opensandbox-server agent: {e:#}");
+                        return ExitCode::from(1);
+                    }
+                }
             }
             let result = runtime()
                 .map_err(anyhow::Error::msg)

@@ -802,7 +802,10 @@ async fn runc_logs_are_capped() {
 async fn runc_ttl_expiry_leaves_nothing_running() {
     let image = need_runc!();
     let s = RuncServer::start_with(&image, &["--min-sandbox-timeout", "1"]);
-    let id = s.create(json!({"timeout": 8})).await;
+    // A long timeout first, shortened once the sandbox runs: a create slowed down by a
+    // loaded machine (the first unpack of the image) must not expire before the test
+    // starts its background process.
+    let id = s.create(json!({"timeout": 600})).await;
     let (_, code) = s.sh(&id, "nohup sleep 4545 >/dev/null 2>&1 &").await;
     assert_eq!(code, Some(0));
     let procs = s.cgroup_file("pids", &id, "cgroup.procs");
@@ -816,6 +819,15 @@ async fn runc_ttl_expiry_leaves_nothing_running() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let soon = (chrono::Utc::now() + chrono::Duration::seconds(2)).to_rfc3339();
+    let resp = s
+        .server
+        .post(&format!("/v1/sandboxes/{id}/renew-expiration"))
+        .json(&json!({ "expiresAt": soon }))
+        .send()
+        .await
+        .expect("renew");
+    assert_eq!(resp.status().as_u16(), 200);
     let deadline = Instant::now() + Duration::from_secs(30);
     while !processes_mentioning("sleep 4545").is_empty() {
         assert!(
@@ -833,7 +845,9 @@ async fn runc_ttl_expiry_leaves_nothing_running() {
 #[tokio::test]
 async fn runc_server_killed_during_create_leaves_nothing_running() {
     let image = need_runc!();
-    let mut s = RuncServer::start(&image);
+    // The cold path (the runtime starts during the request); warm containers have
+    // their own crash test below.
+    let mut s = RuncServer::start_with(&image, &["--warm-pool", "0"]);
     // Warm the image cache so the create reaches the runtime quickly.
     let warm = s.create(json!({})).await;
     let _ = s
@@ -971,4 +985,160 @@ async fn runc_restore_runs_the_snapshots_image() {
         "{out}"
     );
     assert_eq!(lines.get(3..), Some(&["added", "fresh"][..]), "{out}");
+}
+
+/// The sandbox directories of `s` other than `known`: its warm containers.
+fn warm_ids(s: &RuncServer, known: &[&str]) -> Vec<String> {
+    std::fs::read_dir(s.server.data_dir.join("sandboxes"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !known.contains(&n.as_str()))
+        .collect()
+}
+
+/// Waits until `s` has a warm container (not in `known`) whose agent is up.
+async fn wait_warm(s: &RuncServer, known: &[&str]) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(id) = warm_ids(s, known)
+            .into_iter()
+            .find(|id| !cgroup_pids(&s.cgroup_file("pids", id, "cgroup.procs")).is_empty())
+        {
+            return id;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no warm container started\n{}",
+            s.server.log()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A create of an image used before takes a container started ahead of it, and that
+/// container becomes exactly the sandbox asked for: its id, entrypoint, environment,
+/// limits, hostname and output framing; deleting it leaves nothing, and the pool is
+/// topped up again.
+#[tokio::test(flavor = "multi_thread")]
+async fn runc_warm_container_becomes_the_requested_sandbox() {
+    let image = need_runc!();
+    let s = RuncServer::start_with(&image, &["--warm-pool", "1"]);
+    let t0 = Instant::now();
+    let cold = s.create(json!({})).await;
+    let _ = s.sh(&cold, "true").await;
+    let cold_ms = t0.elapsed().as_secs_f64() * 1000.0;
+    let warm = wait_warm(&s, &[&cold]).await;
+
+    let t0 = Instant::now();
+    let id = s
+        .create(json!({
+            "env": {"FOO": "bar baz", "LANG": "C"},
+            "entrypoint": ["sh", "-c", "echo started > /tmp/entry; exec sleep infinity"],
+            "resourceLimits": {"memory": "256Mi", "cpu": "500m", "pids": "99"},
+            "extensions": {"opensandbox.io/output-framing": "lines"},
+        }))
+        .await;
+    let (out, code) = s.sh(&id, "echo ready").await;
+    let warm_ms = t0.elapsed().as_secs_f64() * 1000.0;
+    eprintln!("create -> first command: cold {cold_ms:.1} ms, warm {warm_ms:.1} ms");
+    assert_eq!((out.as_str(), code), ("ready", Some(0)));
+    assert_eq!(id, warm, "the create did not take the warm container");
+
+    let (out, _) = s
+        .sh(
+            &id,
+            "for i in 1 2 3 4 5 6 7 8 9 10; do [ -s /tmp/entry ] && break; sleep 0.1; done; \
+             echo \"$FOO|$LANG|$OPENSANDBOX_ID\"; cat /tmp/entry; hostname",
+        )
+        .await;
+    let short: String = id.chars().take(8).collect();
+    // (This sandbox's "lines" framing drops the line endings `sh` would keep.)
+    for part in [
+        format!("bar baz|C|{id}"),
+        "started".into(),
+        format!("sandbox-{short}"),
+    ] {
+        assert!(
+            out.contains(&part),
+            "environment, entrypoint or hostname: {out:?}"
+        );
+    }
+    let read = |controller: &str, file: &str| {
+        std::fs::read_to_string(s.cgroup_file(controller, &id, file))
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
+    assert_eq!(read("memory", "memory.limit_in_bytes"), "268435456");
+    assert_eq!(read("cpu", "cpu.cfs_quota_us"), "50000");
+    assert_eq!(read("pids", "pids.max"), "99");
+    // Framing "lines": one event per line, line endings stripped.
+    let texts: Vec<Value> = s
+        .events(&id, "printf 'x\\ny\\n'")
+        .await
+        .into_iter()
+        .filter(|e| e["type"] == "stdout")
+        .map(|e| e["text"].clone())
+        .collect();
+    assert_eq!(texts, [json!("x"), json!("y")]);
+
+    let procs = s.cgroup_file("pids", &id, "cgroup.procs");
+    let resp = s
+        .server
+        .delete(&format!("/v1/sandboxes/{id}"))
+        .send()
+        .await
+        .expect("delete");
+    assert_eq!(resp.status().as_u16(), 204);
+    assert!(!procs.exists() || cgroup_pids(&procs).is_empty());
+    // Taking it started a replacement.
+    let next = wait_warm(&s, &[&cold, &id]).await;
+    assert_ne!(next, id);
+}
+
+/// Warm containers are no sandbox: a server killed with them in its pool removes them
+/// at its next start (and adopts the real sandbox), and one stopped normally removes
+/// them on its way out. Nothing of them keeps running either way.
+#[tokio::test(flavor = "multi_thread")]
+async fn runc_warm_containers_never_outlive_their_server() {
+    let image = need_runc!();
+    let mut s = RuncServer::start_with(&image, &["--warm-pool", "2"]);
+    let real = s.create(json!({})).await;
+    let first = wait_warm(&s, &[&real]).await;
+    let procs = s.cgroup_file("pids", &first, "cgroup.procs");
+    s.server.kill_server_only();
+    // Its start pipe closed with the server: the agent exits without starting anything.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while procs.exists() && !cgroup_pids(&procs).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "a warm container kept running after its server was killed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let data_dir = s.server.data_dir.clone();
+    let extra: Vec<String> = s.server.extra_args.clone();
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let restarted = Server::start_in(&data_dir, &extra);
+    let old = std::mem::replace(&mut s.server, restarted);
+    let sb = s.server.sandbox(&real).await;
+    assert_eq!(sb["status"]["state"], "Running", "{sb}");
+    // The restart removed the killed server's warm containers: files, mounts, runc state.
+    assert_eq!(warm_ids(&s, &[&real]), Vec::<String>::new());
+    assert!(!data_dir.join("oci/state").join(&first).exists());
+    // Warm again, then a normal stop.
+    let other = s.create(json!({})).await;
+    let second = wait_warm(&s, &[&real, &other]).await;
+    let procs = s.cgroup_file("pids", &second, "cgroup.procs");
+    let status = s.server.terminate_server();
+    assert!(status.is_some_and(|st| st.success()), "{status:?}");
+    assert!(
+        !procs.exists() || cgroup_pids(&procs).is_empty(),
+        "a warm container outlived a normal stop"
+    );
+    assert!(!data_dir.join("sandboxes").join(&second).exists());
+    drop(s);
+    drop(old);
 }

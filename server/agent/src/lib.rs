@@ -17,6 +17,7 @@
 //! - [`extract`]: `ApiJson` / `ApiQuery` / `QueryPairs` extractors whose rejections are
 //!   400 `{code, message}` instead of axum's plain-text 415/422. Use them in every route.
 //! - [`serve`]: the agent process (`AgentArgs`, [`run`]): Unix socket + entrypoint.
+//! - [`start`]: the start message a warm sandbox's agent waits for (`--start-fd`).
 //!
 //! Body size: the router caps buffered bodies (JSON) at [`JSON_BODY_LIMIT`]; the upload
 //! route reads its body as a stream and is not capped.
@@ -32,6 +33,7 @@ pub mod metrics;
 pub mod paths;
 pub mod serve;
 pub mod sessions;
+pub mod start;
 
 pub use serve::{run, AgentArgs};
 

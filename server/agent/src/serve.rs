@@ -61,6 +61,12 @@ pub struct AgentArgs {
     /// execd: one event per line, ending stripped). Sessions are always line-framed.
     #[arg(long, value_enum, value_name = "FRAMING", default_value = "kept")]
     pub output_framing: crate::commands::OutputFraming,
+    /// A warm sandbox (started ahead of its create request): before anything else,
+    /// read the start message (entrypoint, environment, output framing; see
+    /// `start`) from this inherited pipe, then run as if started with it. A pipe
+    /// closed without a message makes the agent exit 0 at once.
+    #[arg(long, value_name = "FD")]
+    pub start_fd: Option<i32>,
     /// The sandbox's entrypoint, after `--`. Without one the agent serves until SIGTERM.
     #[arg(last = true, value_name = "ENTRYPOINT")]
     pub entrypoint: Vec<String>,

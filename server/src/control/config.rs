@@ -166,6 +166,30 @@ pub struct ServeArgs {
     #[arg(long, env = "OPENSANDBOX_MAX_DISK", value_name = "BYTES")]
     pub max_disk: Option<String>,
 
+    /// OCI runtimes: containers kept started ahead of create requests, per image
+    /// (after a create of an image, this many more are started in the background; a
+    /// create that can use one skips the runtime's start). 0 turns it off. Each costs
+    /// one idle container (about 4 MiB).
+    #[arg(
+        long,
+        env = "OPENSANDBOX_WARM_POOL",
+        default_value_t = 1,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(0..=64)
+    )]
+    pub warm_pool: u32,
+
+    /// OCI runtimes: how many images are kept warm at once (the least recently
+    /// created-from is dropped first).
+    #[arg(
+        long,
+        env = "OPENSANDBOX_WARM_IMAGES",
+        default_value_t = 2,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..=64)
+    )]
+    pub warm_images: u32,
+
     /// Largest size of a sandbox's log and of each background command's log; past
     /// it the oldest half is dropped and a marker line says how much.
     #[arg(

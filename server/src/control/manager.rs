@@ -45,7 +45,7 @@ impl Registry {
         locks.entry(id.to_string()).or_default().clone()
     }
 
-    fn set_expiry(&self, id: &str, at: Option<DateTime<Utc>>) {
+    pub(super) fn set_expiry(&self, id: &str, at: Option<DateTime<Utc>>) {
         let mut map = self.expiries.lock().unwrap_or_else(|p| p.into_inner());
         match at {
             Some(at) => {
@@ -151,6 +151,22 @@ impl Control {
         } else {
             prepared?;
         }
+        // A container of this image started ahead of the request, if one is ready.
+        if let Some(warm) = self.take_warm(&record) {
+            let listed_as = pulling.is_some().then(|| record.id.clone());
+            let record = self.start_warm(record, warm).await?;
+            // The sandbox has the warm container's id: the record listed (Pending)
+            // during the pull under the request's id goes.
+            if let Some(old) = listed_as.and_then(|id| self.store.get_sandbox(&id).ok().flatten()) {
+                let mut old = old;
+                old.deleted = true;
+                self.save(&old)?;
+            }
+            if record.status.state.is_terminal() {
+                return Ok(record);
+            }
+            return self.until_ready(record, started).await;
+        }
         let paths = self.runtime.paths(&record.id);
         self.runtime.prepare(&paths)?;
         if let Some(snapshot_id) = &record.snapshot_id {
@@ -182,6 +198,17 @@ impl Control {
         self.registry.set_expiry(&record.id, record.expires_at);
         self.watch_child(record.id.clone(), child);
         drop(guard);
+        self.until_ready(record, started).await
+    }
+
+    /// Waits for a started sandbox's agent: `Running` once it answers, else (after
+    /// [`READY_WAIT`]) `Pending`, watched in the background for [`LATE_READY_WAIT`].
+    async fn until_ready(
+        self: &Arc<Self>,
+        record: SandboxRecord,
+        started: std::time::Instant,
+    ) -> ApiResult<SandboxRecord> {
+        let lock = self.registry.lock_for(&record.id);
         let spawned_ms = started.elapsed().as_secs_f64() * 1000.0;
 
         let ready = self.wait_ready(&record, READY_WAIT).await;
@@ -597,7 +624,7 @@ impl Control {
     }
 
     /// Reaps our own child and records how the sandbox ended.
-    fn watch_child(self: &Arc<Self>, id: String, mut child: tokio::process::Child) {
+    pub(super) fn watch_child(self: &Arc<Self>, id: String, mut child: tokio::process::Child) {
         let control = Arc::clone(self);
         tokio::spawn(async move {
             let _ = child.wait().await;
@@ -620,6 +647,8 @@ impl Control {
         let lock = self.registry.lock_for(id);
         let _guard = lock.lock().await;
         let Ok(Some(mut record)) = self.store.get_sandbox(id) else {
+            // A warm container that no create took (it ended, or was released).
+            self.reap_warm(id);
             return;
         };
         self.registry.set_expiry(id, None);
@@ -850,6 +879,7 @@ impl Control {
 
     /// Re-attaches to sandboxes that outlived a restart; records the others as failed.
     pub async fn recover(self: &Arc<Self>) -> anyhow::Result<()> {
+        self.recover_warm()?;
         for mut record in self.store.all_sandboxes()? {
             if record.deleted || record.status.state.is_terminal() {
                 continue;

@@ -9,6 +9,7 @@
 //! - [`oci`]: the standard-OCI-runtime backend (runc, crun, runsc): images, bundles,
 //!   cgroup limits.
 //! - [`manager`]: the sandbox lifecycle, expiry, restart recovery.
+//! - [`warm`]: containers started ahead of the create requests that take them.
 //! - [`snapshots`]: snapshot copies and restore.
 //! - [`agent_client`]: HTTP to a sandbox's agent over its Unix socket.
 //! - [`proxy`]: the per-sandbox proxy route.
@@ -39,6 +40,7 @@ pub mod security;
 pub mod snapshots;
 pub mod store;
 pub mod volumes;
+pub mod warm;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -75,6 +77,8 @@ pub struct Control {
     pub min_timeout: u64,
     pub max_timeout: Option<u64>,
     pub registry: manager::Registry,
+    /// Containers started ahead of the create requests that will use them.
+    pub warm: warm::WarmPool,
 }
 
 /// Every (METHOD, path) the control plane serves, spelled as in `openapi/`: the
@@ -365,6 +369,11 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         .await
         .with_context(|| format!("listening on {}", args.listen))?;
     let listen = listener.local_addr().context("reading the bound address")?;
+    // Warm containers are an OCI runtime's: bubblewrap starts in a few milliseconds.
+    let warm_per_image = match runtime.isolation {
+        Isolation::Oci(_) => args.warm_pool as usize,
+        _ => 0,
+    };
     let control = Arc::new(Control {
         store,
         runtime,
@@ -377,6 +386,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         min_timeout: args.min_sandbox_timeout,
         max_timeout: args.max_sandbox_timeout,
         registry: manager::Registry::default(),
+        warm: warm::WarmPool::new(warm_per_image, args.warm_images as usize),
     });
     control
         .recover()
@@ -397,6 +407,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         header_read_timeout: args.header_read_timeout,
         max_connections: args.max_connections as usize,
     };
+    let shutdown_control = Arc::clone(&control);
     let server = listener::serve(listener, router(control, cors), limits, async move {
         shutdown_signal().await;
         let _ = stopping_tx.send(());
@@ -410,10 +421,13 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
             std::future::pending::<()>().await;
         }
     };
-    tokio::select! {
+    let result = tokio::select! {
         served = server => served.context("serving HTTP"),
         _ = grace => Ok(()),
-    }
+    };
+    // Sandboxes outlive the server; warm containers are no sandbox yet.
+    shutdown_control.release_all_warm();
+    result
 }
 
 async fn shutdown_signal() {

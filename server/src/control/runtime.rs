@@ -225,6 +225,31 @@ impl Runtime {
 
     /// Starts the sandbox's process tree: the agent, which starts the entrypoint.
     pub fn spawn(&self, record: &SandboxRecord) -> Result<tokio::process::Child> {
+        self.spawn_with(record, None)
+    }
+
+    /// Starts a warm container (OCI runtimes only; see `control/warm.rs`): the agent
+    /// waits for its start message on a pipe. Returns the runtime's process and the
+    /// pipe's write end (close-on-exec: no other child inherits it).
+    pub fn spawn_warm(
+        &self,
+        record: &SandboxRecord,
+    ) -> Result<(tokio::process::Child, std::io::PipeWriter)> {
+        if !matches!(self.isolation, Isolation::Oci(_)) {
+            bail!("warm containers need an OCI runtime");
+        }
+        let (reader, writer) = std::io::pipe().context("creating a start pipe")?;
+        let child = self.spawn_with(record, Some(reader.as_raw_fd()))?;
+        // The runtime has its own copy now; ours would keep the pipe from ever ending.
+        drop(reader);
+        Ok((child, writer))
+    }
+
+    fn spawn_with(
+        &self,
+        record: &SandboxRecord,
+        start_fd: Option<std::os::fd::RawFd>,
+    ) -> Result<tokio::process::Child> {
         let paths = self.paths(&record.id);
         // Readable too: the agent keeps the log under --log-cap by reading its tail
         // back before a cut.
@@ -245,7 +270,7 @@ impl Runtime {
         let mut cmd = match &self.isolation {
             Isolation::Bwrap(bwrap) => self.bwrap_command(bwrap, record, &paths, fds)?,
             Isolation::None => self.host_command(record, &paths, fds)?,
-            Isolation::Oci(oci) => oci.command(record, &paths, fds.listen, fds.status)?,
+            Isolation::Oci(oci) => oci.command(record, &paths, fds.listen, fds.status, start_fd)?,
         };
         cmd.stdin(Stdio::null())
             .stdout(Stdio::from(log))

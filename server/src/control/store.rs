@@ -41,6 +41,10 @@ impl Store {
                  state TEXT NOT NULL,
                  created_at TEXT NOT NULL,
                  record TEXT NOT NULL
+             );
+             CREATE TABLE IF NOT EXISTS warm_containers (
+                 id TEXT PRIMARY KEY,
+                 created_at TEXT NOT NULL
              );",
         )
         .with_context(|| format!("initialising the database {}", path.display()))?;
@@ -176,6 +180,38 @@ impl Store {
             .with_context(|| format!("deleting snapshot {id}"))?;
         Ok(())
     }
+
+    /// Records a warm container (started ahead of its create request) before its
+    /// runtime starts, so a restart finds and removes it if no create took it.
+    pub fn put_warm(&self, id: &str) -> Result<()> {
+        self.conn()
+            .execute(
+                "INSERT OR REPLACE INTO warm_containers (id, created_at) VALUES (?1, ?2)",
+                params![id, rfc3339(&chrono::Utc::now())],
+            )
+            .with_context(|| format!("recording warm container {id}"))?;
+        Ok(())
+    }
+
+    pub fn delete_warm(&self, id: &str) -> Result<()> {
+        self.conn()
+            .execute("DELETE FROM warm_containers WHERE id = ?1", params![id])
+            .with_context(|| format!("forgetting warm container {id}"))?;
+        Ok(())
+    }
+
+    /// The ids of every recorded warm container.
+    pub fn all_warm(&self) -> Result<Vec<String>> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT id FROM warm_containers ORDER BY created_at, id")
+            .context("listing warm containers")?;
+        let rows = stmt
+            .query_map([], |row| row.get::<_, String>(0))
+            .context("listing warm containers")?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .context("reading a warm container row")
+    }
 }
 
 #[cfg(test)]
@@ -249,6 +285,21 @@ mod tests {
         assert_eq!(store.all_snapshots()?.len(), 1);
         store.delete_snapshot("s")?;
         assert!(store.get_snapshot("s")?.is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn warm_containers_are_recorded_until_forgotten() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("w.db");
+        {
+            let store = Store::open(&path)?;
+            store.put_warm("w1")?;
+            store.put_warm("w2")?;
+            store.delete_warm("w1")?;
+        }
+        let store = Store::open(&path)?;
+        assert_eq!(store.all_warm()?, vec!["w2".to_string()]);
         Ok(())
     }
 }

@@ -209,6 +209,19 @@ impl Limits {
         self.cpu_millis * CPU_PERIOD_US / 1000
     }
 
+    /// The resources `runc update --resources` takes to move a running container to
+    /// these limits (the bundle's, less the device rules, which do not change).
+    pub fn to_update_resources(&self) -> Value {
+        json!({
+            "memory": {"limit": self.memory_bytes, "swap": self.memory_bytes},
+            "cpu": {
+                "quota": self.cpu_quota_us() as i64,
+                "period": CPU_PERIOD_US,
+            },
+            "pids": {"limit": self.pids},
+        })
+    }
+
     /// `linux.resources` of the bundle.
     pub fn to_resources(&self) -> Value {
         json!({

@@ -53,6 +53,8 @@ pub const ID_RANGE: u32 = 65_536;
 /// inherited).
 const SOCKET_NAME_INSIDE: &str = "/.opensandbox/execd.sock";
 const WORKSPACE_INSIDE: &str = "/workspace";
+/// The fd a warm container's agent reads its start message from (`--start-fd`).
+const START_FD_INSIDE: RawFd = 5;
 
 /// The configured OCI runtime.
 #[derive(Debug)]
@@ -352,12 +354,16 @@ impl OciRuntime {
     /// entrypoint's, exit code). `listen_fd` and `status_fd` are the agent's socket
     /// and status file, opened by the server in the host-only run directory; they
     /// become fds 3 and 4 of the runtime, which passes them on to the agent.
+    ///
+    /// With `start_fd` (a warm container, see `control/warm.rs`) the agent gets no
+    /// entrypoint: it waits for its start message on that pipe, passed on as fd 5.
     pub fn command(
         &self,
         record: &SandboxRecord,
         paths: &SandboxPaths,
         listen_fd: RawFd,
         status_fd: RawFd,
+        start_fd: Option<RawFd>,
     ) -> Result<tokio::process::Command> {
         let started = std::time::Instant::now();
         let image = self.ensure_image(record)?;
@@ -471,8 +477,13 @@ impl OciRuntime {
         args.push(self.log_cap.to_string());
         args.push("--output-framing".into());
         args.push(runtime::output_framing_arg(record).into());
-        args.push("--".into());
-        args.extend(record.entrypoint.iter().cloned());
+        if start_fd.is_some() {
+            args.push("--start-fd".into());
+            args.push(START_FD_INSIDE.to_string());
+        } else {
+            args.push("--".into());
+            args.extend(record.entrypoint.iter().cloned());
+        }
         bundle::write(
             &bundle_dir,
             &BundleSpec {
@@ -500,19 +511,39 @@ impl OciRuntime {
             .arg("--bundle")
             .arg(&bundle_dir)
             .arg("--preserve-fds")
-            .arg("2")
+            .arg(if start_fd.is_some() { "3" } else { "2" })
             .arg(&record.id);
         // SAFETY: the closure runs in the forked child before exec and only makes
         // async-signal-safe calls (fcntl, dup2, close) on plain integers: no
         // allocation, no lock, nothing shared with the parent's other threads.
         unsafe {
             cmd.pre_exec(move || {
-                // Move the two fds to 3 and 4 (via free high numbers, in case they
-                // are 3 and 4 the other way round); dup2 clears FD_CLOEXEC.
+                // Move the fds to 3, 4 (and 5) via free high numbers, in case they
+                // already sit on those numbers in another order; dup2 clears
+                // FD_CLOEXEC on the copy.
                 let l = libc::fcntl(listen_fd, libc::F_DUPFD_CLOEXEC, 100);
                 let s = libc::fcntl(status_fd, libc::F_DUPFD_CLOEXEC, 100);
-                if l < 0 || s < 0 || libc::dup2(l, 3) < 0 || libc::dup2(s, 4) < 0 {
+                if l < 0 || s < 0 {
                     return Err(std::io::Error::last_os_error());
+                }
+                let w = match start_fd {
+                    Some(fd) => {
+                        let w = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 100);
+                        if w < 0 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                        Some(w)
+                    }
+                    None => None,
+                };
+                if libc::dup2(l, 3) < 0 || libc::dup2(s, 4) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if let Some(w) = w {
+                    if libc::dup2(w, START_FD_INSIDE) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    libc::close(w);
                 }
                 libc::close(l);
                 libc::close(s);
@@ -573,6 +604,65 @@ impl OciRuntime {
             work.display()
         );
         mount_overlay(rootfs, &data, libc::MS_NOSUID | libc::MS_NODEV)
+    }
+
+    /// The key of the warm pool a sandbox could be taken from (its image's manifest
+    /// digest), or `None` when it cannot be started ahead of its request: a warm
+    /// container is made before anyone knows the request, so it has no volumes, no
+    /// restored snapshot, the default disk, and an overlay (a copied rootfs costs what
+    /// a cold start costs anyway).
+    pub fn warm_key(&self, record: &SandboxRecord) -> Result<Option<String>> {
+        if !self.overlay || !record.volumes.is_empty() || record.snapshot_id.is_some() {
+            return Ok(None);
+        }
+        let limits = cgroups::Limits::from_request(&record.resource_limits, &self.defaults)?;
+        if limits.disk_bytes != self.defaults.default_disk {
+            return Ok(None);
+        }
+        let image = tokio::task::block_in_place(|| self.ensure_image(record))?;
+        Ok(Some(image.digest))
+    }
+
+    /// The limits a sandbox asks for, when they differ from those a warm container
+    /// was started with (the defaults).
+    pub fn limits_beyond_defaults(
+        &self,
+        record: &SandboxRecord,
+    ) -> Result<Option<cgroups::Limits>> {
+        let wanted = cgroups::Limits::from_request(&record.resource_limits, &self.defaults)?;
+        let defaults = cgroups::Limits::from_request(&Default::default(), &self.defaults)?;
+        Ok((wanted != defaults).then_some(wanted))
+    }
+
+    /// Sets a running container's cpu, memory and pids limits (`RUNTIME update`),
+    /// which orders the cgroup writes so that raising and lowering both work.
+    pub fn update_limits(&self, id: &str, limits: &cgroups::Limits) -> Result<()> {
+        use std::io::Write;
+        let mut child = self
+            .runtime_cmd()
+            .args(["update", "--resources", "-", id])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("running {} update", self.name))?;
+        let body = serde_json::to_vec(&limits.to_update_resources())?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin
+                .write_all(&body)
+                .with_context(|| format!("writing the limits to {} update", self.name))?;
+        }
+        let out = child
+            .wait_with_output()
+            .with_context(|| format!("waiting for {} update", self.name))?;
+        if !out.status.success() {
+            bail!(
+                "{} update {id}: {}",
+                self.name,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(())
     }
 
     /// Kills every process of the sandbox and removes the container and its mounts.
