@@ -760,6 +760,125 @@ def match_op(op, arg, value, path):
 # Cases
 
 
+# Output framings (protocol.md §4.2): the June execd cuts foreground /command output
+# into one event per line without its terminator ("lines", what the cases expect); the
+# 1.1 execd keeps each terminator ("kept"). Every case whose result depends on the
+# framing runs under both: once as written, on sandboxes made with the server's
+# framing (`--output-framing lines`), and once as `NAME@kept`, on sandboxes made with
+# the create extension below, its command outputs mapped back to the lines form
+# before they are matched. So each SDK is proven on old and new servers alike.
+
+FRAMING_EXTENSION = "opensandbox.io/output-framing"
+# Ops whose results carry foreground /command output (session runs stay line-framed
+# under both framings; background logs are raw bytes).
+FRAMED_OPS = ("commands.run", "commands.start")
+LINE_END = re.compile(r"\r\n|\n|\r")
+
+
+def case_framings(case, file_default):
+    """The framings `case` runs under: its own `framings`, its file's, or both when it
+    checks the output of a foreground command (`commands.run`/`commands.start` steps
+    that expect stdout, stderr or handler events)."""
+    if "framings" in case:
+        return list(case["framings"])
+    if file_default is not None:
+        return list(file_default)
+    for step in case.get("steps", []):
+        if step.get("op") in FRAMED_OPS and re.search(
+                r'"(stdout|stderr|events|stdout_digest)"', json.dumps(step.get("expect") or {})):
+            return ["lines", "kept"]
+    return ["lines"]
+
+
+class LineSplitter:
+    """Turns kept-framing texts of one stream into lines-framing texts: each line
+    without its terminator (CR, LF or CRLF), an empty line as "\n", a final fragment
+    as it is. A CRLF cut between two texts is one terminator."""
+
+    def __init__(self):
+        self.pending = ""
+
+    def feed(self, text):
+        data = self.pending + text
+        self.pending = ""
+        out, pos = [], 0
+        for m in LINE_END.finditer(data):
+            if m.group() == "\r" and m.end() == len(data):
+                break  # maybe the first half of a CRLF: wait for the next text
+            line = data[pos:m.start()]
+            out.append(line if line else "\n")
+            pos = m.end()
+        self.pending = data[pos:]
+        return out
+
+    def flush(self):
+        if not self.pending:
+            return []
+        rest, self.pending = self.pending, ""
+        if rest == "\r":
+            return ["\n"]
+        return [rest[:-1] or "\n"] if rest.endswith("\r") else [rest]
+
+
+def kept_to_lines(texts, stamps=None):
+    """`texts` (and their timestamps) as a lines-framing server would have sent them."""
+    splitter, out, out_stamps = LineSplitter(), [], []
+    stamps = stamps if stamps is not None and len(stamps) == len(texts) else None
+    for i, text in enumerate(texts):
+        lines = splitter.feed(text)
+        out.extend(lines)
+        if stamps is not None:
+            out_stamps.extend([stamps[i]] * len(lines))
+    tail = splitter.flush()
+    out.extend(tail)
+    if stamps is not None and texts:
+        out_stamps.extend([stamps[-1]] * len(tail))
+    return out, (out_stamps if stamps is not None else None)
+
+
+def kept_events_to_lines(events):
+    """Handler events of a kept-framing run with their stdout/stderr texts re-cut into
+    lines (other events unchanged, order kept)."""
+    out, splitters = [], {}
+
+    def flush(stream):
+        sp = splitters.pop(stream, None)
+        for line in sp.flush() if sp else []:
+            out.append({"type": stream, "text": line})
+
+    for ev in events:
+        kind = ev.get("type") if isinstance(ev, dict) else None
+        if kind in ("stdout", "stderr") and isinstance(ev.get("text"), str):
+            sp = splitters.setdefault(kind, LineSplitter())
+            for line in sp.feed(ev["text"]):
+                out.append(dict(ev, text=line))
+            continue
+        for stream in ("stdout", "stderr"):
+            flush(stream)
+        out.append(ev)
+    for stream in ("stdout", "stderr"):
+        flush(stream)
+    return out
+
+
+def kept_result_to_lines(result):
+    """An execution result of a kept-framing run, in the lines form the cases expect."""
+    if not isinstance(result, dict):
+        return result
+    result = dict(result)
+    for stream in ("stdout", "stderr"):
+        texts = result.get(stream)
+        if isinstance(texts, list) and all(isinstance(t, str) for t in texts):
+            key = stream + "_timestamps"
+            lines, stamps = kept_to_lines(texts, result.get(key))
+            result[stream] = lines
+            if stamps is not None:
+                result[key] = stamps
+    if isinstance(result.get("events"), list):
+        result["events"] = kept_events_to_lines(result["events"])
+    return result
+
+
 class CaseFile:
     def __init__(self, path):
         self.path = path
@@ -774,6 +893,18 @@ class CaseFile:
             for need in case.get("uses", []):
                 if need not in self.fixtures:
                     raise SetupError("%s: case %s uses unknown fixture %s" % (path, case["name"], need))
+        # Each case once per framing it depends on (see case_framings).
+        expanded = []
+        for case in self.cases:
+            for framing in case_framings(case, data.get("framings")):
+                if framing not in ("lines", "kept"):
+                    raise SetupError("%s: case %s: unknown framing %r" % (path, case["name"], framing))
+                if framing == "lines":
+                    expanded.append(case)
+                else:
+                    expanded.append(dict(case, name="%s@%s" % (case["name"], framing),
+                                         framing=framing))
+        self.cases = expanded
 
 
 def load_cases(case_dir, pattern):
@@ -870,6 +1001,11 @@ class Runner:
     def run_step(self, index, step, scope):
         op = step["op"]
         args = substitute(step.get("args") or {}, scope)
+        framing = scope.get("__framing", "lines")
+        if framing != "lines" and op == "sandbox.create" and isinstance(args, dict):
+            extensions = dict(args.get("extensions") or {})
+            extensions.setdefault(FRAMING_EXTENSION, framing)
+            args = dict(args, extensions=extensions)
         timeout = float(step.get("timeout_s", self.args.step_timeout))
         retry = step.get("retry")
         deadline = time.monotonic() + float(retry.get("timeout_s", 30)) if retry else None
@@ -882,6 +1018,7 @@ class Runner:
                     response = self.call(op, args, timeout)
                 except DriverDied as e:
                     raise StepFailure("step %d (%s): %s" % (index, op, e))
+                response = self.reframe(op, args, response, scope)
             why = check(step, response, scope)
             if why is None:
                 break
@@ -895,6 +1032,23 @@ class Runner:
                 scope["__created"].append(sid)
         if "save" in step:
             scope[step["save"]] = response.get("result") if response.get("ok") else response.get("error")
+
+    @staticmethod
+    def reframe(op, args, response, scope):
+        """In a kept-framing run, a foreground command's result in the lines form."""
+        if scope.get("__framing", "lines") != "kept" or not response.get("ok"):
+            return response
+        result = response.get("result")
+        handles = scope.setdefault("__framed_handles", set())
+        if op == "commands.start" and isinstance(result, dict) and "handle" in result:
+            handles.add(json.dumps(result["handle"]))
+            return response
+        framed = op == "commands.run" or (
+            op == "execution.wait" and isinstance(args, dict)
+            and json.dumps(args.get("handle")) in handles)
+        if not framed:
+            return response
+        return dict(response, result=kept_result_to_lines(result))
 
     def run_steps(self, steps, scope):
         for i, step in enumerate(steps, 1):
@@ -920,9 +1074,10 @@ class Runner:
             for case in cf.cases:
                 key = "%s/%s" % (cf.area, case["name"])
                 started = time.monotonic()
+                framing = case.get("framing", "lines")
                 scope = {"run_id": self.run_id, "lang": self.spec.language, "case": case["name"],
                          "server": {"domain": self.server.domain, "api_key": self.server.api_key},
-                         "__created": []}
+                         "__created": [], "__framing": framing, "__framed_handles": set()}
                 ok, reason = True, ""
                 if "runc" in case.get("needs", []) and self.args.isolation in ("none", "bwrap", "auto"):
                     # Break-out checks of the OCI backend (cases/isolation.json): the
@@ -941,19 +1096,22 @@ class Runner:
                     continue
                 try:
                     for need in case.get("uses", []):
-                        if need in fixture_errors:
-                            raise StepFailure("fixture %s failed earlier: %s" % (need, fixture_errors[need]))
-                        if need not in fixtures:
+                        # A kept-framing case gets fixtures of its own (made with the
+                        # framing's create extension).
+                        fkey = need if framing == "lines" else "%s@%s" % (need, framing)
+                        if fkey in fixture_errors:
+                            raise StepFailure("fixture %s failed earlier: %s" % (fkey, fixture_errors[fkey]))
+                        if fkey not in fixtures:
                             fscope = dict(scope, __created=created_by_fixtures)
                             fstep = dict(cf.fixtures[need], save=need)
                             fstep.setdefault("timeout_s", 120)
                             try:
                                 self.run_step(0, fstep, fscope)
                             except StepFailure as e:
-                                fixture_errors[need] = str(e)
-                                raise StepFailure("fixture %s: %s" % (need, e))
-                            fixtures[need] = fscope[need]
-                        scope[need] = fixtures[need]
+                                fixture_errors[fkey] = str(e)
+                                raise StepFailure("fixture %s: %s" % (fkey, e))
+                            fixtures[fkey] = fscope[need]
+                        scope[need] = fixtures[fkey]
                     self.run_steps(case["steps"], scope)
                 except StepFailure as e:
                     ok, reason = False, str(e)

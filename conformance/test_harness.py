@@ -122,5 +122,62 @@ class CaseFilesTest(unittest.TestCase):
                 json.dumps(step)
 
 
+class FramingTest(unittest.TestCase):
+    """Kept-framing results are matched in the lines form the cases are written in."""
+
+    def test_kept_texts_become_lines(self):
+        # What `printf 'a\n\nb\r\nc'` gives under each framing (protocol.md §4.2).
+        lines, _ = h.kept_to_lines(["a\n", "\n", "b\r\n", "c"])
+        self.assertEqual(lines, ["a", "\n", "b", "c"])
+        # Several lines in one text, a CRLF cut between two texts, a lone CR.
+        lines, _ = h.kept_to_lines(["one\ntwo\r", "\nthree\rfour\n"])
+        self.assertEqual(lines, ["one", "two", "three", "four"])
+        self.assertEqual(h.kept_to_lines([])[0], [])
+        self.assertEqual(h.kept_to_lines(["end\r"])[0], ["end"])
+
+    def test_timestamps_follow_their_lines(self):
+        lines, stamps = h.kept_to_lines(["a\nb\n", "c"], [10, 20])
+        self.assertEqual((lines, stamps), (["a", "b", "c"], [10, 10, 20]))
+
+    def test_events_are_recut_in_order(self):
+        events = [{"type": "init", "id": "x"}, {"type": "stdout", "text": "a\nb\n"},
+                  {"type": "stderr", "text": "e\n"}, {"type": "stdout", "text": "tail"},
+                  {"type": "execution_complete"}]
+        self.assertEqual(h.kept_events_to_lines(events), [
+            {"type": "init", "id": "x"}, {"type": "stdout", "text": "a"},
+            {"type": "stdout", "text": "b"}, {"type": "stderr", "text": "e"},
+            {"type": "stdout", "text": "tail"}, {"type": "execution_complete"}])
+
+    def test_framing_dependent_cases_run_twice(self):
+        run = {"name": "x", "steps": [{"op": "commands.run", "expect": {"result": {"stdout": ["hi"]}}}]}
+        other = {"name": "y", "steps": [{"op": "files.read_file", "expect": {"result": "hi"}}]}
+        session = {"name": "z", "steps": [{"op": "commands.run_in_session",
+                                           "expect": {"result": {"stdout": ["hi"]}}}]}
+        self.assertEqual(h.case_framings(run, None), ["lines", "kept"])
+        self.assertEqual(h.case_framings(other, None), ["lines"])
+        self.assertEqual(h.case_framings(session, None), ["lines"])
+        self.assertEqual(h.case_framings(dict(run, framings=["lines"]), None), ["lines"])
+        self.assertEqual(h.case_framings(run, ["lines"]), ["lines"])
+
+    def test_kept_runs_create_with_the_extension_and_reframe(self):
+        scope = {"__framing": "kept", "__framed_handles": set()}
+        started = {"ok": True, "result": {"handle": 7, "id": "c"}}
+        self.assertIs(h.Runner.reframe("commands.start", {}, started, scope), started)
+        waited = {"ok": True, "result": {"stdout": ["a\nb\n"], "stderr": []}}
+        self.assertEqual(h.Runner.reframe("execution.wait", {"handle": 7}, waited, scope)["result"]["stdout"],
+                         ["a", "b"])
+        code = {"ok": True, "result": {"stdout": ["hi\n"]}}
+        self.assertIs(h.Runner.reframe("execution.wait", {"handle": 8}, code, scope), code)
+        self.assertIs(h.Runner.reframe("commands.run", {}, waited, {"__framing": "lines"}), waited)
+
+    def test_case_files_expand_kept_variants(self):
+        files = h.load_cases(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases"), None)
+        names = {"%s/%s" % (cf.area, c["name"]) for cf in files for c in cf.cases}
+        self.assertIn("commands/stdout_stderr_are_separate@kept", names)
+        self.assertNotIn("commands/kept_framing_keeps_line_endings@kept", names)
+        self.assertFalse([n for n in names if n.startswith("isolation/") and n.endswith("@kept")])
+        self.assertFalse([n for n in names if n.startswith("sessions/") and n.endswith("@kept")])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -78,15 +78,17 @@ impl ExecutionHandlers for Recorder {
 
     fn on_stdout(&mut self, msg: &OutputMessage) -> opensandbox_core::Result<()> {
         if let Some(d) = &mut self.digest {
-            // A blank line arrives as "\n"; every other line without its newline.
+            // The output's bytes whatever the framing: a line-framed text ("abc", a
+            // blank line as "\n") gets its newline back, a kept one ("abc\n") has it.
             let text = msg.text.as_bytes();
             d.hasher.update(text);
             d.bytes += text.len() as u64;
-            if msg.text != "\n" {
+            d.lines += text.iter().filter(|&&b| b == b'\n').count() as u64;
+            if !text.ends_with(b"\n") {
                 d.hasher.update(b"\n");
                 d.bytes += 1;
+                d.lines += 1;
             }
-            d.lines += 1;
         }
         if self.events.is_some() {
             self.push(stream::output_event("stdout", msg));

@@ -118,15 +118,19 @@ namespace OpenSandbox.Conformance
                 {
                     if (_sha != null)
                     {
-                        var b = Encoding.UTF8.GetBytes(m.Text ?? "");
+                        // The output's bytes whatever the framing: a line-framed text gets
+                        // its newline back, a kept one already ends with it.
+                        var text = m.Text ?? "";
+                        var b = Encoding.UTF8.GetBytes(text);
                         _sha.TransformBlock(b, 0, b.Length, null, 0);
                         _bytes += b.Length;
-                        if (m.Text != "\n")
+                        foreach (var c in b) if (c == (byte)'\n') _lines++;
+                        if (!text.EndsWith("\n", StringComparison.Ordinal))
                         {
                             _sha.TransformBlock(NewLine, 0, 1, null, 0);
                             _bytes += 1;
+                            _lines++;
                         }
-                        _lines++;
                     }
                     Push(Ev("stdout", "text", m.Text));
                     return Task.CompletedTask;

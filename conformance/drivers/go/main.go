@@ -490,13 +490,16 @@ func (r *recorder) handlers() *opensandbox.ExecutionHandlers {
 		},
 		OnStdout: func(m opensandbox.OutputMessage) error {
 			if r.digest {
+				// The output's bytes whatever the framing: a line-framed text gets its
+				// newline back, a kept one already ends with it.
 				io.WriteString(r.hash, m.Text)
 				r.bytes += int64(len(m.Text))
-				if m.Text != "\n" {
+				r.lines += int64(strings.Count(m.Text, "\n"))
+				if !strings.HasSuffix(m.Text, "\n") {
 					r.hash.Write([]byte{'\n'})
 					r.bytes++
+					r.lines++
 				}
-				r.lines++
 			}
 			r.push(map[string]any{"type": "stdout", "text": m.Text})
 			return nil

@@ -274,11 +274,17 @@ public final class Driver {
                     })
                     .onStdout(m -> {
                         if (sha != null) {
-                            byte[] b = m.getText().equals("\n") ? new byte[] {'\n'}
-                                    : (m.getText() + "\n").getBytes(StandardCharsets.UTF_8);
+                            // The output's bytes whatever the framing: a line-framed text
+                            // gets its newline back, a kept one already ends with it.
+                            String t = m.getText();
+                            byte[] b = (t.endsWith("\n") ? t : t + "\n").getBytes(StandardCharsets.UTF_8);
                             sha.update(b);
                             bytes += b.length;
-                            lines++;
+                            for (byte c : b) {
+                                if (c == '\n') {
+                                    lines++;
+                                }
+                            }
                         } else {
                             add("type", "stdout", "text", m.getText());
                         }

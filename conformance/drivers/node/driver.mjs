@@ -199,15 +199,18 @@ function recorder(args, onInit) {
     rec.digest = d;
     h.skipAccumulation = true;
     const nl = Buffer.from('\n');
+    // The output's bytes whatever the framing: a line-framed text gets its newline
+    // back, a kept one already ends with it.
     h.onStdout = (m) => {
       const b = Buffer.from(m.text, 'utf8');
       d.hash.update(b);
       d.bytes += b.length;
-      if (m.text !== '\n') {
+      for (const byte of b) if (byte === 10) d.lines += 1;
+      if (!m.text.endsWith('\n')) {
         d.hash.update(nl);
         d.bytes += 1;
+        d.lines += 1;
       }
-      d.lines += 1;
     };
   }
   return { rec, handlers: h };

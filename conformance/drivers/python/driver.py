@@ -218,13 +218,14 @@ class Recorder:
 
     async def on_stdout(self, msg: Any) -> None:
         if self.hasher is not None:
+            # The output's bytes whatever the framing: a line-framed text gets its
+            # newline back, a kept one already ends with it.
             data = msg.text.encode()
+            if not data.endswith(b"\n"):
+                data += b"\n"
             self.hasher.update(data)
             self.bytes += len(data)
-            if msg.text != "\n":
-                self.hasher.update(b"\n")
-                self.bytes += 1
-            self.lines += 1
+            self.lines += data.count(b"\n")
         self.push({"type": "stdout", "text": msg.text})
 
     async def on_stderr(self, msg: Any) -> None:
