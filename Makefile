@@ -101,7 +101,7 @@ test-openapi: setup
 	$(VENV)/bin/python scripts/validate_openapi.py openapi/*.yaml
 
 # Property-based requests from openapi/{lifecycle,execd}.yaml against a debug server;
-# any 5xx fails. Bounded to 120 s overall (scripts/schemathesis.sh says how).
+# any 5xx fails. Bounded to 150 s overall (scripts/schemathesis.sh says how).
 test-schema: build
 	scripts/schemathesis.sh "$(SERVER_DEBUG)"
 

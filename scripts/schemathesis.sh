@@ -8,7 +8,7 @@
 # checks are `not_a_server_error` (any 5xx is a bug) and that every status code, content
 # type, response header and body is the one the spec documents (SCHEMA_CHECKS overrides).
 # Bound: --max-examples and --max-time per run, --request-timeout per request, and an
-# overall `timeout` (SCHEMA_TIMEOUT, default 120 s) around the whole run.
+# overall `timeout` (SCHEMA_TIMEOUT, default 150 s) around the whole run.
 # What is left out, so the run neither destroys itself nor the host:
 #   lifecycle: the stateful phase (it would chain create/delete over real sandboxes);
 #              the proxy route (fuzzed via execd.yaml instead).
@@ -33,7 +33,7 @@ if [ -z "${OPEN_SANDBOX_DOMAIN:-}" ]; then
         echo "schema: no runc or no local image here: bubblewrap, and the file-writing routes are skipped"
         export WITH_SERVER_RUNTIME=bwrap SCHEMA_IMAGE=ubuntu
     fi
-    exec timeout --signal=TERM --kill-after=5 "${SCHEMA_TIMEOUT:-120}" \
+    exec timeout --signal=TERM --kill-after=5 "${SCHEMA_TIMEOUT:-150}" \
         scripts/with-server.sh "$BIN" "$0" "$BIN"
 fi
 H="OPEN-SANDBOX-API-KEY: $OPEN_SANDBOX_API_KEY"
