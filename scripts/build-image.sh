@@ -28,7 +28,7 @@ include="python3-minimal,libpython3.11-stdlib"
 [ "$INCLUDE_NODE" = 1 ] && include="$include,nodejs"
 # What the image is made of: a layout built from another recipe is rebuilt (an image
 # made before nodejs was added lacks what the conformance cases need).
-RECIPE="$SUITE $include"
+RECIPE="$SUITE $include pyc"
 CACHED="$IMAGE_CACHE/$SUITE-$NAME-node$INCLUDE_NODE"
 
 has_tag() {
@@ -67,6 +67,12 @@ rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/* \
     "$ROOTFS"/usr/share/doc/* "$ROOTFS"/usr/share/man/* "$ROOTFS"/usr/share/info/* \
     "$ROOTFS"/var/log/*.log "$ROOTFS"/var/cache/debconf/*-old
 find "$ROOTFS"/usr/share/locale -mindepth 1 -maxdepth 1 ! -name 'C.*' -exec rm -rf {} + 2>/dev/null || true
+# Debian compiles only part of the standard library at install time (asyncio, json,
+# ... stay source): every new sandbox would compile them again on first import (its
+# writable layer is its own), which made the code interpreter's start-up take ~0.8 s.
+# Compile them once, with the image's own python.
+chroot "$ROOTFS" /usr/bin/python3 -m compileall -q /usr/lib/python3.11 >"$WORK/compileall.log" 2>&1 \
+    || { tail -5 "$WORK/compileall.log" >&2; echo "build-image: compileall failed (not fatal)" >&2; }
 # The directories the reference server's sandboxes work in.
 mkdir -p "$ROOTFS/workspace" "$ROOTFS/tmp"
 chmod 1777 "$ROOTFS/tmp"

@@ -267,6 +267,50 @@ async fn interrupt_stops_the_cell_and_keeps_the_context() {
     }
 }
 
+/// An interrupt sent while the interpreter is still starting (the cell only queued)
+/// used to arrive before the driver's SIGINT handler existed and kill the interpreter
+/// ("the interpreter exited (signal: interrupt)"): it now waits for the cell to start
+/// and then stops it, and the context survives. Seen in the conformance case
+/// code/busy_context_rejects_second_cell on a loaded machine.
+#[tokio::test]
+async fn interrupt_during_interpreter_start_stops_the_cell() {
+    let agent = start().await;
+    for (language, code, after, expected) in [
+        ("python", "import time\ntime.sleep(30)", "1 + 1", "2"),
+        (
+            "javascript",
+            "await new Promise((r) => setTimeout(r, 30000))",
+            "1 + 1",
+            "2",
+        ),
+    ] {
+        let id = create_context(&agent, language).await;
+        let mut reader = agent
+            .open_stream("/code", json!({"code": code, "context": {"id": id}}))
+            .await;
+        // No pause: the interpreter is still importing its driver.
+        assert_eq!(agent.delete(&format!("/code?id={id}")).await.status(), 200);
+        let started = std::time::Instant::now();
+        let rest = tokio::time::timeout(Duration::from_secs(20), reader.rest())
+            .await
+            .expect("the cell was not interrupted");
+        assert!(started.elapsed() < Duration::from_secs(20));
+        let errors = of_type(&rest, "error");
+        assert_eq!(errors.len(), 1, "{language}: {rest:?}");
+        assert_eq!(
+            kinds(&rest).last().map(String::as_str),
+            Some("execution_complete"),
+            "{language}: {rest:?}"
+        );
+        let frames = run(&agent, &id, after).await;
+        assert_eq!(
+            result_text(&frames).as_deref(),
+            Some(expected),
+            "{language}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn context_management_routes() {
     let agent = start().await;

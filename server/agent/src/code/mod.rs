@@ -230,11 +230,7 @@ impl Kernel {
         match self {
             // Only the interpreter: the drivers turn SIGINT into an exception in the
             // cell and ignore it between cells.
-            Self::Driver(driver) => {
-                if let Some(pid) = driver.pid {
-                    let _ = kill(Pid::from_raw(pid), Signal::SIGINT);
-                }
-            }
+            Self::Driver(driver) => driver.interrupt(),
             Self::Bash(session) => session.interrupt(),
         }
     }
@@ -261,7 +257,27 @@ struct Driver {
     /// Where the interpreter's raw stdout/stderr go: the running cell's stream.
     passthrough: Arc<Mutex<Option<EventSink>>>,
     exit: watch::Receiver<Option<ExitOutcome>>,
+    /// Where the current cell is: an interrupt is delivered only to a cell the
+    /// driver has started (its SIGINT handler is in place and armed).
+    phase: watch::Sender<CellPhase>,
 }
+
+/// Where a driver's current cell is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CellPhase {
+    /// No cell: an interrupt has nothing to stop.
+    Idle,
+    /// Sent to the interpreter, which may still be starting up or reading it: a SIGINT
+    /// now would kill an interpreter whose handler is not installed yet, or be
+    /// ignored between cells. An interrupt waits for `Started`.
+    Sent,
+    /// The driver said it runs the cell (`{"type":"started"}`): SIGINT becomes an
+    /// exception in it.
+    Started,
+}
+
+/// How long an interrupt waits for a sent cell to start (interpreter start-up).
+const INTERRUPT_WAIT: Duration = Duration::from_secs(60);
 
 struct DriverIo {
     stdin: ChildStdin,
@@ -334,7 +350,33 @@ impl Driver {
             io: Arc::new(AsyncMutex::new(DriverIo { stdin, events })),
             passthrough,
             exit,
+            phase: watch::Sender::new(CellPhase::Idle),
         })
+    }
+
+    /// Interrupts the running cell: at once when the driver has started it, as soon
+    /// as it starts when it was only sent (never a SIGINT the driver cannot take).
+    fn interrupt(&self) {
+        let Some(pid) = self.pid else {
+            return;
+        };
+        let sigint = move || {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGINT);
+        };
+        match *self.phase.borrow() {
+            CellPhase::Started => return sigint(),
+            CellPhase::Idle => return,
+            CellPhase::Sent => {}
+        }
+        let mut phase = self.phase.subscribe();
+        tokio::spawn(async move {
+            let started =
+                tokio::time::timeout(INTERRUPT_WAIT, phase.wait_for(|p| *p != CellPhase::Sent))
+                    .await;
+            if matches!(started, Ok(Ok(p)) if *p == CellPhase::Started) {
+                sigint();
+            }
+        });
     }
 
     fn set_passthrough(&self, sink: Option<EventSink>) {
@@ -344,7 +386,9 @@ impl Driver {
     /// Run one cell; `Err` carries why the interpreter is gone.
     async fn run(&self, io: &mut DriverIo, code: &str, sink: &EventSink) -> Result<(), String> {
         self.set_passthrough(Some(sink.clone()));
+        self.phase.send_replace(CellPhase::Sent);
         let result = self.exchange(io, code, sink).await;
+        self.phase.send_replace(CellPhase::Idle);
         self.set_passthrough(None);
         result
     }
@@ -375,8 +419,13 @@ impl Driver {
                     text: String::from_utf8_lossy(&line).into_owned(),
                 },
             };
-            if matches!(message, DriverMessage::Done) {
-                return Ok(());
+            match message {
+                DriverMessage::Done => return Ok(()),
+                DriverMessage::Started => {
+                    self.phase.send_replace(CellPhase::Started);
+                    continue;
+                }
+                _ => {}
             }
             for event in message.into_events() {
                 if connected && sink.send(event).await.is_err() {
@@ -467,6 +516,8 @@ enum DriverMessage {
         #[serde(default)]
         traceback: Vec<String>,
     },
+    /// The driver runs the cell now (its SIGINT handler is armed).
+    Started,
     Done,
 }
 
@@ -487,7 +538,7 @@ impl DriverMessage {
                 ServerStreamEvent::status("error"),
                 ServerStreamEvent::error(ename, evalue, traceback),
             ],
-            Self::Done => Vec::new(),
+            Self::Started | Self::Done => Vec::new(),
         }
     }
 }

@@ -102,6 +102,9 @@ async function execute(code) {
   count += 1;
   try {
     const script = new vm.Script(code, { filename: `<cell ${count}>` });
+    // From here a SIGINT stops the cell: the agent interrupts only after this (before
+    // it, node may not have its SIGINT listener yet and would die of the signal).
+    emit({ type: 'started' });
     let value = script.runInContext(context, { breakOnSigint: true, displayErrors: false });
     if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
       value = await Promise.race([

@@ -112,8 +112,11 @@ def _run(code, count):
     flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
     body = compile(tree, filename, "exec", flags=flags)
     expr = compile(last, filename, "eval", flags=flags) if last is not None else None
-    _executing = True
     try:
+        _executing = True
+        # From here a SIGINT is a KeyboardInterrupt in the cell: the agent interrupts
+        # only after this (before it, the interpreter may not have its handler yet).
+        _emit({"type": "started"})
         value = eval(body, _namespace)
         if inspect.iscoroutine(value):
             _loop.run_until_complete(value)
