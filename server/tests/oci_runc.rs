@@ -998,14 +998,17 @@ fn warm_ids(s: &RuncServer, known: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// Waits until `s` has a warm container (not in `known`) whose agent is up.
+/// Waits until `s` has a warm container (not in `known`) that the runtime has created
+/// (and so the server offers: it polls the same state file every 5 ms).
 async fn wait_warm(s: &RuncServer, known: &[&str]) -> String {
     let deadline = Instant::now() + Duration::from_secs(30);
+    let state = s.server.data_dir.join("oci/state");
     loop {
         if let Some(id) = warm_ids(s, known)
             .into_iter()
-            .find(|id| !cgroup_pids(&s.cgroup_file("pids", id, "cgroup.procs")).is_empty())
+            .find(|id| state.join(id).join("state.json").is_file())
         {
+            tokio::time::sleep(Duration::from_millis(50)).await;
             return id;
         }
         assert!(
@@ -1141,4 +1144,30 @@ async fn runc_warm_containers_never_outlive_their_server() {
     assert!(!data_dir.join("sandboxes").join(&second).exists());
     drop(s);
     drop(old);
+}
+
+/// Creates back to back, each with limits that need `runc update` on a warm container:
+/// the pool must only hand out containers the runtime has created. It used to offer one
+/// as soon as `runc run` was spawned, and a create that came within those milliseconds
+/// failed with "container does not exist" (seen in the conformance matrix).
+#[tokio::test(flavor = "multi_thread")]
+async fn runc_back_to_back_creates_never_take_an_unready_container() {
+    let image = need_runc!();
+    let s = RuncServer::start_with(&image, &["--warm-pool", "2"]);
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        // `create` asserts 202 Running.
+        let id = s
+            .create(json!({"resourceLimits": {"memory": "300Mi", "cpu": "1"}}))
+            .await;
+        let (out, code) = s.sh(&id, "echo ok").await;
+        assert_eq!((out.as_str(), code), ("ok", Some(0)));
+        let limit = std::fs::read_to_string(s.cgroup_file("memory", &id, "memory.limit_in_bytes"))
+            .unwrap_or_default();
+        assert_eq!(limit.trim(), "314572800", "{id}");
+        ids.push(id);
+    }
+    for id in ids {
+        let _ = s.server.delete(&format!("/v1/sandboxes/{id}")).send().await;
+    }
 }

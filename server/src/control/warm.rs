@@ -38,6 +38,9 @@ pub struct Warm {
     pub pid_start: Option<u64>,
     /// The write end of the agent's start pipe.
     pub start: std::io::PipeWriter,
+    /// The runtime has created the container (`runc update` and the rest can reach
+    /// it): only then is it offered to a create.
+    pub created: bool,
 }
 
 /// The warm containers of each recently used image.
@@ -85,16 +88,30 @@ impl WarmPool {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Takes a warm container of image `key`, if one is ready, and marks the image as
-    /// the most recently used.
+    /// Takes a warm container of image `key`, if one is created, and marks the image
+    /// as the most recently used.
     pub fn take(&self, key: &str) -> Option<Warm> {
         let mut inner = self.inner();
         let pos = inner.images.iter().position(|(k, _)| k == key)?;
-        let entry = inner.images.remove(pos)?;
-        let (k, mut warm) = entry;
-        let taken = warm.pop_front();
-        inner.images.push_back((k, warm));
+        let (k, mut pool) = inner.images.remove(pos)?;
+        let taken = pool
+            .iter()
+            .position(|w| w.created)
+            .and_then(|i| pool.remove(i));
+        inner.images.push_back((k, pool));
         taken
+    }
+
+    /// Marks container `id` created; false when it is no longer in the pool.
+    pub fn set_created(&self, id: &str) -> bool {
+        let mut inner = self.inner();
+        for (_, pool) in inner.images.iter_mut() {
+            if let Some(warm) = pool.iter_mut().find(|w| w.id == id) {
+                warm.created = true;
+                return true;
+            }
+        }
+        false
     }
 
     /// Starts a refill of image `key` unless one is running: how many containers to
@@ -131,8 +148,9 @@ impl WarmPool {
         Some(plan)
     }
 
-    /// Adds a started container to image `key`'s pool. Returns it when the image is no
-    /// longer kept warm (dropped meanwhile): the caller releases it.
+    /// Adds a container whose runtime was just started to image `key`'s pool (offered
+    /// once [`Self::set_created`]). Returns it when the image is no longer kept warm
+    /// (dropped meanwhile): the caller releases it.
     pub fn add(&self, key: &str, warm: Warm) -> Option<Warm> {
         let mut inner = self.inner();
         match inner.images.iter_mut().find(|(k, _)| k == key) {
@@ -184,6 +202,8 @@ impl WarmPool {
 
 /// Reason recorded on a sandbox whose warm container could not be started.
 const PROVISIONING_ERROR: &str = "PROVISIONING_ERROR";
+/// How long the runtime may take to create a warm container.
+const WARM_START_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// What a warm container's agent is sent when a create takes it (the agent's
 /// `start::StartMessage`).
@@ -307,11 +327,18 @@ impl Control {
         let control = Arc::clone(self);
         tokio::spawn(async move {
             for _ in 0..plan.start {
-                match control.start_warm_container(&base, &key) {
+                let started = match control.start_warm_container(&base, &key) {
                     Ok(warm) => {
-                        // Started for an image that dropped out meanwhile: release it.
+                        let (id, pid, pid_start) = (warm.id.clone(), warm.pid, warm.pid_start);
+                        // In the pool at once (a shutdown finds it), offered once created.
+                        // Started for an image that dropped out meanwhile: released.
                         drop(control.warm.add(&key, warm));
+                        control.until_created(&id, pid, pid_start).await
                     }
+                    Err(err) => Err(err),
+                };
+                match started {
+                    Ok(()) => {}
                     Err(err) => {
                         tracing::warn!(
                             image = key,
@@ -361,10 +388,44 @@ impl Control {
             pid,
             pid_start: pid.and_then(runtime::process_start_time),
             start,
+            created: false,
         };
         self.watch_child(record.id, child);
         tracing::debug!(sandbox = warm.id, image = key, "warm container started");
         Ok(warm)
+    }
+
+    /// Waits until the runtime has created `warm`'s container: before that, `runc
+    /// update` of a create that took it fails ("container does not exist"), which
+    /// a loaded machine made common (seen in the conformance matrix).
+    async fn until_created(
+        &self,
+        id: &str,
+        pid: Option<i32>,
+        pid_start: Option<u64>,
+    ) -> anyhow::Result<()> {
+        let Isolation::Oci(oci) = &self.runtime.isolation else {
+            anyhow::bail!("warm containers need an OCI runtime");
+        };
+        let deadline = tokio::time::Instant::now() + WARM_START_WAIT;
+        loop {
+            if oci.container_exists(id) {
+                self.warm.set_created(id);
+                return Ok(());
+            }
+            let alive = pid.is_some_and(|pid| runtime::is_alive(pid, pid_start));
+            if !alive || tokio::time::Instant::now() >= deadline {
+                // Out of the pool; its exit (now, or once its pipe is closed here)
+                // removes what it left.
+                drop(self.warm.forget(id));
+                anyhow::bail!(
+                    "warm container {id} was not created within {}s (runtime {})",
+                    WARM_START_WAIT.as_secs(),
+                    if alive { "still starting" } else { "exited" }
+                );
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
     }
 
     /// Removes what is left of a warm container no create took (it ended, was
@@ -422,6 +483,7 @@ mod tests {
             pid: None,
             pid_start: None,
             start,
+            created: true,
         }
     }
 
@@ -468,6 +530,19 @@ mod tests {
         assert_eq!(plan.start, 1);
         // A container started for an image dropped meanwhile comes back to be released.
         assert!(pool.add("b", warm("late")).is_some());
+    }
+
+    #[test]
+    fn only_created_containers_are_taken() {
+        let pool = WarmPool::new(2, 2);
+        assert!(pool.want("a").is_some());
+        let mut starting = warm("starting");
+        starting.created = false;
+        assert!(pool.add("a", starting).is_none());
+        assert!(pool.take("a").is_none());
+        assert!(pool.set_created("starting"));
+        assert_eq!(pool.take("a").map(|w| w.id), Some("starting".into()));
+        assert!(!pool.set_created("starting"));
     }
 
     #[test]

@@ -623,6 +623,13 @@ impl OciRuntime {
         Ok(Some(image.digest))
     }
 
+    /// Whether the runtime has created container `id` (its state is recorded: `runc
+    /// update`, `pause` and `kill` can reach it). A warm container is offered to
+    /// creates only from then on.
+    pub fn container_exists(&self, id: &str) -> bool {
+        self.state_root.join(id).join("state.json").is_file()
+    }
+
     /// The limits a sandbox asks for, when they differ from those a warm container
     /// was started with (the defaults).
     pub fn limits_beyond_defaults(
