@@ -417,6 +417,9 @@ pub struct CreateArgs {
     /// Absent = the SDK's default limits; `{}` = none.
     #[serde(default)]
     pub resource: Option<BTreeMap<String, String>>,
+    /// (1.1) Resource requests (added 2026-12-02).
+    #[serde(default, deserialize_with = "null_default")]
+    pub resource_requests: BTreeMap<String, String>,
     #[serde(default)]
     pub network_policy: Option<NetworkPolicyArgs>,
     #[serde(default, deserialize_with = "null_default")]

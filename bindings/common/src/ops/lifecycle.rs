@@ -120,6 +120,7 @@ fn create_options(op: &str, a: &CreateArgs) -> Result<SandboxCreateOptions, OpEr
     }
     opts.secure_access = a.secure_access;
     opts.skip_health_check = a.skip_health_check;
+    opts.resource_requests = a.resource_requests.clone();
     opts.template_id = a.template_id.clone();
     opts.lifecycle = a.lifecycle.as_ref().map(|l| SandboxLifecycle {
         pre_start: l.pre_start.as_ref().map(|h| LifecycleHook {
