@@ -106,6 +106,7 @@ pub struct CredentialBinding {
 
 /// `add` / `replace` / `delete` of one kind of item, applied atomically.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(bound(serialize = "T: Serialize", deserialize = "T: Deserialize<'de>"))]
 pub struct MutationSet<T> {
     /// New items.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -196,6 +196,8 @@ pub struct StoredVault {
 // Sealing
 
 const NONCE: usize = 16;
+/// HMAC-SHA256 tag length.
+#[cfg(test)]
 const TAG: usize = 32;
 
 fn keystream_xor(key: &[u8], nonce: &[u8], data: &mut [u8]) {
