@@ -84,9 +84,22 @@ def drive_osb_templates() -> None:
         "osb template create",
         lambda: expect(
             osb(
-                "template", "create", "-i", "python:3.11", "-p", "s3://official-tools/publish",
-                "--entrypoint", "sleep", "--entrypoint", "infinity", "-e", "TPL_VAR=from-template",
-                "-m", "tool=osb", "-o", "json",
+                "template",
+                "create",
+                "-i",
+                "python:3.11",
+                "-p",
+                "s3://official-tools/publish",
+                "--entrypoint",
+                "sleep",
+                "--entrypoint",
+                "infinity",
+                "-e",
+                "TPL_VAR=from-template",
+                "-m",
+                "tool=osb",
+                "-o",
+                "json",
             ),
             "tpl_",
         ),
@@ -131,7 +144,17 @@ def drive_osb_credential_vault() -> None:
     created = check(
         "osb sandbox create --credential-proxy",
         lambda: json.loads(
-            osb("sandbox", "create", "-i", "python:3.11", "--network-policy-file", policy, "--credential-proxy", "-o", "json")
+            osb(
+                "sandbox",
+                "create",
+                "-i",
+                "python:3.11",
+                "--network-policy-file",
+                policy,
+                "--credential-proxy",
+                "-o",
+                "json",
+            )
         ),
     )
     if not created:
@@ -142,24 +165,53 @@ def drive_osb_credential_vault() -> None:
         {
             "credentials": [{"name": "gh", "source": {"type": "inline", "value": secret}}],
             "bindings": [
-                {"name": "api", "match": {"hosts": ["api.example.com"]},
-                 "auth": {"type": "bearer", "credential": "gh"}},
-                {"name": "q", "match": {"hosts": ["q.example.com"]},
-                 "auth": {"type": "passthrough",
-                          "substitutions": [{"credential": "gh", "placeholder": "__GH__", "in": ["query"]}]}},
+                {
+                    "name": "api",
+                    "match": {"hosts": ["api.example.com"]},
+                    "auth": {"type": "bearer", "credential": "gh"},
+                },
+                {
+                    "name": "q",
+                    "match": {"hosts": ["q.example.com"]},
+                    "auth": {
+                        "type": "passthrough",
+                        "substitutions": [{"credential": "gh", "placeholder": "__GH__", "in": ["query"]}],
+                    },
+                },
             ],
         }
     )
-    out = check("osb credential-vault create", lambda: expect(osb("credential-vault", "create", sid, "--file", payload, "-o", "json"), "revision"))
+    out = check(
+        "osb credential-vault create",
+        lambda: expect(osb("credential-vault", "create", sid, "--file", payload, "-o", "json"), "revision"),
+    )
     if out is not None and secret in out:
         check("no secret in the create output", lambda: (_ for _ in ()).throw(AssertionError(out)))
-    check("osb credential-vault get", lambda: expect(osb("credential-vault", "get", sid, "-o", "json"), '"revision": 1', "passthrough"))
+    check(
+        "osb credential-vault get",
+        lambda: expect(osb("credential-vault", "get", sid, "-o", "json"), '"revision": 1', "passthrough"),
+    )
     patch = write_json({"expectedRevision": 1, "bindings": {"delete": ["q"]}})
-    check("osb credential-vault patch", lambda: expect(osb("credential-vault", "patch", sid, "--file", patch, "-o", "json"), '"revision": 2'))
-    check("osb credential-vault credential list", lambda: expect(osb("credential-vault", "credential", "list", sid, "-o", "json"), "gh", "inline"))
-    check("osb credential-vault credential get", lambda: expect(osb("credential-vault", "credential", "get", sid, "gh", "-o", "json"), "gh"))
-    check("osb credential-vault binding list", lambda: expect(osb("credential-vault", "binding", "list", sid, "-o", "json"), "api"))
-    check("osb credential-vault binding get", lambda: expect(osb("credential-vault", "binding", "get", sid, "api", "-o", "json"), "bearer"))
+    check(
+        "osb credential-vault patch",
+        lambda: expect(osb("credential-vault", "patch", sid, "--file", patch, "-o", "json"), '"revision": 2'),
+    )
+    check(
+        "osb credential-vault credential list",
+        lambda: expect(osb("credential-vault", "credential", "list", sid, "-o", "json"), "gh", "inline"),
+    )
+    check(
+        "osb credential-vault credential get",
+        lambda: expect(osb("credential-vault", "credential", "get", sid, "gh", "-o", "json"), "gh"),
+    )
+    check(
+        "osb credential-vault binding list",
+        lambda: expect(osb("credential-vault", "binding", "list", sid, "-o", "json"), "api"),
+    )
+    check(
+        "osb credential-vault binding get",
+        lambda: expect(osb("credential-vault", "binding", "get", sid, "api", "-o", "json"), "bearer"),
+    )
     check("osb credential-vault delete", lambda: osb("credential-vault", "delete", sid))
     check("osb sandbox kill (vault sandbox)", lambda: osb("sandbox", "kill", sid))
 

@@ -66,7 +66,7 @@ async def test_templates_build_and_back_sandboxes(server):
         assert sb.origin == SandboxOrigin.TEMPLATE
         assert text(await sb.commands.run("echo $TPL")).strip() == "from-template"
         with pytest.raises(SandboxException):
-            sb.credential_vault
+            _ = sb.credential_vault
         await manager.delete_template(info.template_id)
         with pytest.raises(SandboxApiException) as e:
             await manager.get_template(info.template_id)
@@ -151,7 +151,9 @@ async def test_lifecycle_hooks_run_inside_the_sandbox(server):
         "python:3.11",
         lifecycle=SandboxLifecycle(
             pre_start=LifecycleHook(command=["sh", "-c", "echo ready > /tmp/pre"]),
-            periodic=[PeriodicLifecycleHook(name="tick", schedule="@every 1s", command=["sh", "-c", "echo t >> /tmp/t"])],
+            periodic=[
+                PeriodicLifecycleHook(name="tick", schedule="@every 1s", command=["sh", "-c", "echo t >> /tmp/t"])
+            ],
         ),
         resource_requests={"cpu": "500m"},
     )

@@ -237,7 +237,11 @@ def _vault() -> Dict[str, Any]:
                     substitutions=[CredentialSubstitution(credential="c", placeholder="P", **{"in": ["query"]})],
                 ),
             ),
-            {"name": "k", "match": {"hosts": ["b.example.com"]}, "auth": {"type": "apiKey", "name": "X-K", "credential": "c"}},
+            {
+                "name": "k",
+                "match": {"hosts": ["b.example.com"]},
+                "auth": {"type": "apiKey", "name": "X-K", "credential": "c"},
+            },
         ],
     }
 

@@ -524,7 +524,10 @@ class Driver:
             if name == "create_template":
                 req = {k: v for k, v in a.items() if k not in ("connection", "manager")}
                 if req.get("readiness") is not None:
-                    req["readiness"] = {"probe": req["readiness"].get("probe"), "warmupSeconds": req["readiness"].get("warmup_seconds")}
+                    req["readiness"] = {
+                        "probe": req["readiness"].get("probe"),
+                        "warmupSeconds": req["readiness"].get("warmup_seconds"),
+                    }
                 return template_info(await m.create_template(CreateTemplateRequest(**req)))
             if name == "get_template":
                 return template_info(await m.get_template(a["template_id"]))
@@ -556,7 +559,9 @@ class Driver:
             vault = (await self.sandbox(a)).credential_vault
             name = op.split(".", 1)[1]
             if name == "create":
-                return vault_state(await vault.create(credentials=a.get("credentials") or [], bindings=a.get("bindings") or []))
+                return vault_state(
+                    await vault.create(credentials=a.get("credentials") or [], bindings=a.get("bindings") or [])
+                )
             if name == "get":
                 return vault_state(await vault.get())
             if name == "patch":

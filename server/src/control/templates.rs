@@ -437,7 +437,9 @@ impl Control {
                 auth: None,
             }),
             entrypoint: Some(template.entrypoint.clone()),
-            timeout: None,
+            // Bounded even if the build is lost (a server restart fails the build but
+            // adopts the sandbox): it expires on its own.
+            timeout: Some(self.build_sandbox_timeout(window)),
             resource_limits: Some(template.resource_limits.clone()),
             env: Some(template.env.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect()),
             ..Default::default()
@@ -458,6 +460,16 @@ impl Control {
             tracing::warn!(sandbox = sandbox.id, error = %err, "removing a template build sandbox");
         }
         copied
+    }
+
+    /// The TTL of a build sandbox: the warm-up window plus ten minutes, within the
+    /// server's bounds.
+    fn build_sandbox_timeout(&self, window: Duration) -> i64 {
+        let mut secs = window.as_secs().saturating_add(600).max(self.min_timeout);
+        if let Some(max) = self.max_timeout {
+            secs = secs.min(max);
+        }
+        i64::try_from(secs).unwrap_or(i64::MAX / 2)
     }
 
     async fn probe_until_ready(

@@ -98,7 +98,9 @@ class SandboxManager:
     async def create_template(self, request: CreateTemplateRequest) -> TemplateInfo:
         """Declares a template build (phase ``Pending``); poll :meth:`get_template` until
         ``Succeeded`` or ``Failed``."""
-        return TemplateInfo.model_validate(await self._call("manager.create_template", **template_request_args(request)))
+        return TemplateInfo.model_validate(
+            await self._call("manager.create_template", **template_request_args(request))
+        )
 
     async def get_template(self, template_id: str) -> TemplateInfo:
         return TemplateInfo.model_validate(await self._call("manager.get_template", template_id=template_id))

@@ -29,14 +29,14 @@ def _validated(cls: Any, value: Any) -> Any:
         raise InvalidArgumentException(f"invalid {cls.__name__}: {e}") from e
 
 
-def _credential(c: Union[Credential, Dict[str, object]]) -> Dict[str, Any]:
-    c = _validated(Credential, c)
+def _credential(value: Union[Credential, Dict[str, object]]) -> Dict[str, Any]:
+    c: Credential = _validated(Credential, value)
     source = c.source if isinstance(c.source, dict) else c.source.model_dump()
     return {"name": c.name, "source": {"type": source.get("type", "inline"), "value": source.get("value")}}
 
 
-def _binding(b: Union[CredentialBinding, Dict[str, object]]) -> Dict[str, Any]:
-    b = _validated(CredentialBinding, b)
+def _binding(value: Union[CredentialBinding, Dict[str, object]]) -> Dict[str, Any]:
+    b: CredentialBinding = _validated(CredentialBinding, value)
     match = b.match if isinstance(b.match, dict) else b.match.model_dump(exclude_none=True)
     auth: Dict[str, Any] = b.auth if isinstance(b.auth, dict) else b.auth.model_dump(exclude_none=True, by_alias=True)
     auth = dict(auth)
