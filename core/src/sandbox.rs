@@ -206,7 +206,9 @@ impl SandboxCreateOptions {
         if let Some((name, _)) = fixed.iter().find(|(_, set)| *set) {
             return Err(Error::invalid_argument(
                 OP,
-                format!("{name} cannot be set when creating from a template (the template fixes it)"),
+                format!(
+                    "{name} cannot be set when creating from a template (the template fixes it)"
+                ),
             ));
         }
         Ok(CreateSandboxRequest {

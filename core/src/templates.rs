@@ -34,10 +34,7 @@ impl SandboxManager {
     pub async fn list_templates(&self, filter: &TemplateFilter) -> Result<PagedTemplateInfos> {
         const OP: &str = "list_templates";
         if filter.page == Some(0) || filter.page_size == Some(0) {
-            return Err(Error::invalid_argument(
-                OP,
-                "page and page size start at 1",
-            ));
+            return Err(Error::invalid_argument(OP, "page and page size start at 1"));
         }
         let mut req = self.req(OP, Method::GET, "/templates");
         if !filter.metadata.is_empty() {
@@ -63,7 +60,11 @@ impl SandboxManager {
     pub async fn delete_template(&self, template_id: &str) -> Result<()> {
         const OP: &str = "delete_template";
         require_id(OP, "template id", template_id)?;
-        let req = self.req(OP, Method::DELETE, &format!("/templates/{}", seg(template_id)));
+        let req = self.req(
+            OP,
+            Method::DELETE,
+            &format!("/templates/{}", seg(template_id)),
+        );
         self.http().empty(req).await
     }
 }

@@ -21,7 +21,9 @@ impl EgressClient {
     ) -> Result<CredentialVaultState> {
         const OP: &str = "credential_vault.create";
         let body = serde_json::json!({"credentials": credentials, "bindings": bindings});
-        let req = self.path_req(OP, Method::POST, "/credential-vault").json(&body)?;
+        let req = self
+            .path_req(OP, Method::POST, "/credential-vault")
+            .json(&body)?;
         self.http().json(req).await
     }
 
@@ -43,13 +45,19 @@ impl EgressClient {
                 "a patch needs credentials or bindings",
             ));
         }
-        let req = self.path_req(OP, Method::PATCH, "/credential-vault").json(patch)?;
+        let req = self
+            .path_req(OP, Method::PATCH, "/credential-vault")
+            .json(patch)?;
         self.http().json(req).await
     }
 
     /// `DELETE /credential-vault`.
     pub async fn delete_credential_vault(&self) -> Result<()> {
-        let req = self.path_req("credential_vault.delete", Method::DELETE, "/credential-vault");
+        let req = self.path_req(
+            "credential_vault.delete",
+            Method::DELETE,
+            "/credential-vault",
+        );
         self.http().empty(req).await
     }
 
@@ -69,7 +77,9 @@ impl EgressClient {
         const OP: &str = "credential_vault.get_credential";
         require_id(OP, "credential name", name)?;
         let path = format!("/credential-vault/credentials/{}", seg(name));
-        self.http().json(self.path_req(OP, Method::GET, &path)).await
+        self.http()
+            .json(self.path_req(OP, Method::GET, &path))
+            .await
     }
 
     /// `GET /credential-vault/bindings`.
@@ -88,6 +98,8 @@ impl EgressClient {
         const OP: &str = "credential_vault.get_binding";
         require_id(OP, "binding name", name)?;
         let path = format!("/credential-vault/bindings/{}", seg(name));
-        self.http().json(self.path_req(OP, Method::GET, &path)).await
+        self.http()
+            .json(self.path_req(OP, Method::GET, &path))
+            .await
     }
 }

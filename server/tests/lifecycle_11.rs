@@ -421,15 +421,23 @@ async fn template_id_excludes_image_and_null_lifecycle_is_absent() {
     let (status, v) = body(
         server
             .post("/v1/sandboxes")
-            .json(&json!({"image": {"uri": "host"}, "entrypoint": ["true"], "timeout": 600,
-                "templateId": "tpl_00000000-0000-0000-0000-000000000000"}))
+            .json(
+                &json!({"image": {"uri": "host"}, "entrypoint": ["true"], "timeout": 600,
+                "templateId": "tpl_00000000-0000-0000-0000-000000000000"}),
+            )
             .send()
             .await
             .expect("create"),
     )
     .await;
     assert_eq!(status, 400, "{v}");
-    assert!(v["message"].as_str().unwrap_or_default().contains("exactly one"), "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("exactly one"),
+        "{v}"
+    );
     // `lifecycle: null` is the same as absent.
     server.create_idle(json!({"lifecycle": null})).await;
 }

@@ -44,23 +44,42 @@ async fn pre_start_runs_before_running_and_periodic_hooks_repeat() {
     // The periodic hook runs every second.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
-        let (out, _) = server.run(&id, "wc -l < /tmp/ticks 2>/dev/null || echo 0").await;
+        let (out, _) = server
+            .run(&id, "wc -l < /tmp/ticks 2>/dev/null || echo 0")
+            .await;
         let n: u32 = out.first().and_then(|l| l.trim().parse().ok()).unwrap_or(0);
         if n >= 3 {
             break;
         }
-        assert!(tokio::time::Instant::now() < deadline, "only {n} ticks\n{}", server.log());
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "only {n} ticks\n{}",
+            server.log()
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let logs = diagnostics(&server, &id, "logs").await;
-    assert!(logs.contains("[lifecycle preStart] stdout: pre-out"), "{logs}");
-    assert!(logs.contains("[lifecycle preStart] exited with code 0"), "{logs}");
-    assert!(logs.contains("[lifecycle periodic tick] stdout: tick-out"), "{logs}");
+    assert!(
+        logs.contains("[lifecycle preStart] stdout: pre-out"),
+        "{logs}"
+    );
+    assert!(
+        logs.contains("[lifecycle preStart] exited with code 0"),
+        "{logs}"
+    );
+    assert!(
+        logs.contains("[lifecycle periodic tick] stdout: tick-out"),
+        "{logs}"
+    );
     let events = diagnostics(&server, &id, "events").await;
     assert!(events.contains("reason=HOOK_PRESTART"), "{events}");
     assert!(events.contains("reason=HOOK_PERIODIC"), "{events}");
     // Paused: no run; deleted: the hook stops.
-    let resp = server.delete(&format!("/v1/sandboxes/{id}")).send().await.unwrap();
+    let resp = server
+        .delete(&format!("/v1/sandboxes/{id}"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status().as_u16(), 204);
 }
 
@@ -82,15 +101,28 @@ async fn a_failing_pre_start_fails_the_create() {
     assert_eq!(status, 500, "{v}");
     assert_eq!(v["code"], "SANDBOX::PRESTART_FAILED");
     let message = v["message"].as_str().unwrap();
-    assert!(message.contains("exited with code 7") && message.contains("cannot-prepare"), "{message}");
+    assert!(
+        message.contains("exited with code 7") && message.contains("cannot-prepare"),
+        "{message}"
+    );
     // The sandbox stays, Failed, with the hook's output in its diagnostics.
-    let list: Value = server.get("/v1/sandboxes").send().await.unwrap().json().await.unwrap();
+    let list: Value = server
+        .get("/v1/sandboxes")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let sb = &list["items"][0];
     assert_eq!(sb["status"]["state"], "Failed", "{sb}");
     assert_eq!(sb["status"]["reason"], "PRESTART_FAILED");
     let id = sb["id"].as_str().unwrap();
     let logs = diagnostics(&server, id, "logs").await;
-    assert!(logs.contains("[lifecycle preStart] stderr: cannot-prepare"), "{logs}");
+    assert!(
+        logs.contains("[lifecycle preStart] stderr: cannot-prepare"),
+        "{logs}"
+    );
 }
 
 #[tokio::test]
@@ -119,10 +151,22 @@ async fn bad_hooks_are_refused() {
     let server = Server::start(&[]);
     for (lifecycle, why) in [
         (json!({"preStart": {"command": []}}), "program"),
-        (json!({"preStart": {"command": ["true"], "timeoutSeconds": 0}}), "timeoutSeconds"),
-        (json!({"periodic": [{"name": "a", "schedule": "every minute", "command": ["true"]}]}), "schedule"),
-        (json!({"periodic": [{"name": "a", "schedule": "@every 1s", "command": ["true"], "timeoutSeconds": 301}]}), "300"),
-        (json!({"periodic": [{"name": "a", "schedule": "@hourly", "command": ["x"]}, {"name": "a", "schedule": "@hourly", "command": ["y"]}]}), "twice"),
+        (
+            json!({"preStart": {"command": ["true"], "timeoutSeconds": 0}}),
+            "timeoutSeconds",
+        ),
+        (
+            json!({"periodic": [{"name": "a", "schedule": "every minute", "command": ["true"]}]}),
+            "schedule",
+        ),
+        (
+            json!({"periodic": [{"name": "a", "schedule": "@every 1s", "command": ["true"], "timeoutSeconds": 301}]}),
+            "300",
+        ),
+        (
+            json!({"periodic": [{"name": "a", "schedule": "@hourly", "command": ["x"]}, {"name": "a", "schedule": "@hourly", "command": ["y"]}]}),
+            "twice",
+        ),
         (json!({"postStop": {"command": ["true"]}}), "postStop"),
     ] {
         let (status, v) = body(
@@ -137,6 +181,13 @@ async fn bad_hooks_are_refused() {
         assert_eq!(status, 400, "{why}: {v}");
         assert!(v["message"].as_str().unwrap().contains(why), "{why}: {v}");
     }
-    let list: Value = server.get("/v1/sandboxes").send().await.unwrap().json().await.unwrap();
+    let list: Value = server
+        .get("/v1/sandboxes")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(list["pagination"]["totalItems"], 0);
 }

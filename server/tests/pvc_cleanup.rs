@@ -22,21 +22,36 @@ async fn ttl_expiry_removes_the_claims_a_sandbox_made() {
     let claims = server.data_dir.join("volumes");
     assert!(claims.join("ttl-made").is_dir() && claims.join("ttl-kept").is_dir());
     server
-        .wait_for(&id, "TTL expiry", |s| s["status"]["reason"] == "TTL_EXPIRED")
+        .wait_for(&id, "TTL expiry", |s| {
+            s["status"]["reason"] == "TTL_EXPIRED"
+        })
         .await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while claims.join("ttl-made").exists() {
-        assert!(tokio::time::Instant::now() < deadline, "claim still there after expiry");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "claim still there after expiry"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(claims.join("ttl-kept").is_dir(), "a claim without deleteOnSandboxTermination stays");
+    assert!(
+        claims.join("ttl-kept").is_dir(),
+        "a claim without deleteOnSandboxTermination stays"
+    );
     // Made again by another sandbox: deleting the expired one leaves it.
     let other = server
         .create_idle(json!({"volumes": [{"name": "v", "mountPath": "/v", "pvc": {"claimName": "ttl-made"}}]}))
         .await;
-    let resp = server.delete(&format!("/v1/sandboxes/{id}")).send().await.unwrap();
+    let resp = server
+        .delete(&format!("/v1/sandboxes/{id}"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status().as_u16(), 204);
-    assert!(claims.join("ttl-made").is_dir(), "another sandbox's claim was removed");
+    assert!(
+        claims.join("ttl-made").is_dir(),
+        "another sandbox's claim was removed"
+    );
     let _ = other;
 }
 
@@ -48,11 +63,13 @@ async fn a_failed_create_leaves_no_claim_it_made() {
     let (status, v) = body(
         server
             .post("/v1/sandboxes")
-            .json(&json!({"image": {"uri": "host"}, "entrypoint": ["true"], "volumes": [
-                {"name": "a", "mountPath": "/a", "pvc": {"claimName": "fresh-one"}},
-                {"name": "b", "mountPath": "/b", "pvc": {"claimName": "existing"}},
-                {"name": "c", "mountPath": "/c", "pvc": {"claimName": "Bad_Name"}},
-            ]}))
+            .json(
+                &json!({"image": {"uri": "host"}, "entrypoint": ["true"], "volumes": [
+                    {"name": "a", "mountPath": "/a", "pvc": {"claimName": "fresh-one"}},
+                    {"name": "b", "mountPath": "/b", "pvc": {"claimName": "existing"}},
+                    {"name": "c", "mountPath": "/c", "pvc": {"claimName": "Bad_Name"}},
+                ]}),
+            )
             .send()
             .await
             .unwrap(),
@@ -65,9 +82,11 @@ async fn a_failed_create_leaves_no_claim_it_made() {
     let (status, v) = body(
         server
             .post("/v1/sandboxes")
-            .json(&json!({"image": {"uri": "host"}, "entrypoint": ["tail", "-f", "/dev/null"],
+            .json(
+                &json!({"image": {"uri": "host"}, "entrypoint": ["tail", "-f", "/dev/null"],
                 "volumes": [{"name": "a", "mountPath": "/a", "pvc": {"claimName": "fresh-two"}}],
-                "lifecycle": {"preStart": {"command": ["false"]}}}))
+                "lifecycle": {"preStart": {"command": ["false"]}}}),
+            )
             .send()
             .await
             .unwrap(),

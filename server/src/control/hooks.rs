@@ -356,7 +356,14 @@ fn timeout_of(seconds: Option<u64>) -> Duration {
 
 impl Control {
     /// Records a hook run: output and status in the log, a summary in the events.
-    async fn record_hook(&self, id: &str, reason: &str, name: &str, hook: &[String], run: &HookRun) {
+    async fn record_hook(
+        &self,
+        id: &str,
+        reason: &str,
+        name: &str,
+        hook: &[String],
+        run: &HookRun,
+    ) {
         append_log(&self.runtime.paths(id).log, name, hook, run);
         let lock = self.registry.lock_for(id);
         let _guard = lock.lock().await;
@@ -384,7 +391,11 @@ impl Control {
             }
         }
         if let Err(err) = self.store.put_sandbox(&record) {
-            tracing::error!(sandbox = id, error = format!("{err:#}"), "recording a hook run");
+            tracing::error!(
+                sandbox = id,
+                error = format!("{err:#}"),
+                "recording a hook run"
+            );
         }
     }
 
@@ -404,11 +415,7 @@ impl Control {
         let mut message = format!("preStart {:?} {}", hook.command, run.summary());
         let tail = run.stderr.trim_end();
         if !tail.is_empty() {
-            let start = tail
-                .char_indices()
-                .rev()
-                .nth(511)
-                .map_or(0, |(i, _)| i);
+            let start = tail.char_indices().rev().nth(511).map_or(0, |(i, _)| i);
             message.push_str(&format!("; stderr: {}", &tail[start..]));
         }
         Err(message)
@@ -479,10 +486,19 @@ mod tests {
         for (bad, why) in [
             (json!({"preStart": {"command": []}}), "program"),
             (json!({"preStart": {"command": [" "]}}), "program"),
-            (json!({"preStart": {"command": ["x"], "timeoutSeconds": 0}}), "from 1"),
-            (json!({"preStart": {"command": ["x"], "timeoutSeconds": 10801}}), "10800"),
+            (
+                json!({"preStart": {"command": ["x"], "timeoutSeconds": 0}}),
+                "from 1",
+            ),
+            (
+                json!({"preStart": {"command": ["x"], "timeoutSeconds": 10801}}),
+                "10800",
+            ),
             (json!({"postStop": {"command": ["x"]}}), "postStop"),
-            (json!({"preStart": {"command": ["x"], "shell": true}}), "shell"),
+            (
+                json!({"preStart": {"command": ["x"], "shell": true}}),
+                "shell",
+            ),
             (
                 json!({"periodic": [{"name": "a", "schedule": "@every 1s", "command": ["x"], "timeoutSeconds": 301}]}),
                 "300",

@@ -273,12 +273,7 @@ impl Control {
         let Ok(Some(mut record)) = self.store.get_sandbox(id) else {
             return;
         };
-        self.terminate(
-            &mut record,
-            SandboxState::Failed,
-            "PRESTART_FAILED",
-            reason,
-        );
+        self.terminate(&mut record, SandboxState::Failed, "PRESTART_FAILED", reason);
         if let Err(err) = self.save(&record) {
             tracing::error!(sandbox = id, error = %err, "recording a failed preStart");
         }
@@ -334,7 +329,12 @@ impl Control {
                 auth: None,
             });
             req.entrypoint = Some(t.entrypoint.clone());
-            req.env = Some(t.env.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect());
+            req.env = Some(
+                t.env
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Some(v.clone())))
+                    .collect(),
+            );
             req.resource_limits = Some(t.resource_limits.clone());
         }
         let entrypoint = match (&req.image, &req.snapshot_id) {
@@ -545,14 +545,21 @@ impl Control {
                 "exactly one of `image`, `snapshotId` and `templateId` must be given",
             ));
         }
-        let non_empty_map = |m: &Option<BTreeMap<String, String>>| m.as_ref().is_some_and(|m| !m.is_empty());
+        let non_empty_map =
+            |m: &Option<BTreeMap<String, String>>| m.as_ref().is_some_and(|m| !m.is_empty());
         let set = |v: &Option<serde_json::Value>| v.as_ref().is_some_and(|v| !v.is_null());
         let fixed = [
-            ("entrypoint", req.entrypoint.as_ref().is_some_and(|e| !e.is_empty())),
+            (
+                "entrypoint",
+                req.entrypoint.as_ref().is_some_and(|e| !e.is_empty()),
+            ),
             ("env", req.env.as_ref().is_some_and(|e| !e.is_empty())),
             ("resourceLimits", non_empty_map(&req.resource_limits)),
             ("resourceRequests", non_empty_map(&req.resource_requests)),
-            ("volumes", req.volumes.as_ref().is_some_and(|v| !v.is_empty())),
+            (
+                "volumes",
+                req.volumes.as_ref().is_some_and(|v| !v.is_empty()),
+            ),
             ("platform", req.platform.is_some()),
             ("credentialProxy", set(&req.credential_proxy)),
             ("secureAccess", req.secure_access == Some(true)),

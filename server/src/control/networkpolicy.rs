@@ -80,7 +80,10 @@ pub async fn get_policy(
     let current = effective(record.network_policy.as_ref());
     let mut reason = NOT_ENFORCED.to_string();
     if control.has_vault(&id) {
-        reason.push_str(&format!("; credential vault {}", super::vault::NOT_ENFORCED));
+        reason.push_str(&format!(
+            "; credential vault {}",
+            super::vault::NOT_ENFORCED
+        ));
     }
     let mut reply = status(&current, reason);
     reply["policy"] =

@@ -293,16 +293,15 @@ impl Runtime {
 
     /// Pulls and unpacks image `uri` for a template build: its digest in the cache
     /// under an OCI runtime, `None` under bubblewrap (which runs no image).
-    pub async fn prepare_image_uri(
-        &self,
-        uri: &str,
-    ) -> super::error::ApiResult<Option<String>> {
+    pub async fn prepare_image_uri(&self, uri: &str) -> super::error::ApiResult<Option<String>> {
         match &self.isolation {
             Isolation::Oci(oci) => oci
                 .prepare_template_image(uri)
                 .await
                 .map(Some)
-                .map_err(|e| super::error::ApiError::bad_request("SANDBOX::IMAGE_PULL_FAILED", e.0)),
+                .map_err(|e| {
+                    super::error::ApiError::bad_request("SANDBOX::IMAGE_PULL_FAILED", e.0)
+                }),
             _ => Ok(None),
         }
     }

@@ -96,9 +96,7 @@ impl Schedule {
     /// The first run strictly after `after`; `None` if the schedule never fires.
     pub fn next_after(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
         match self {
-            Schedule::Every(period) => {
-                after.checked_add_signed(Duration::from_std(*period).ok()?)
-            }
+            Schedule::Every(period) => after.checked_add_signed(Duration::from_std(*period).ok()?),
             Schedule::Cron(cron) => cron.next_after(after),
         }
     }

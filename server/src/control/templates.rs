@@ -239,7 +239,9 @@ fn parse_probe(probe: &str) -> ApiResult<Probe> {
             .rsplit_once(':')
             .and_then(|(h, p)| Some((h, p.parse::<u16>().ok().filter(|p| *p > 0)?)))
             .filter(|(h, _)| {
-                !h.is_empty() && h.bytes().all(|b| b.is_ascii_alphanumeric() || b".-".contains(&b))
+                !h.is_empty()
+                    && h.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b".-".contains(&b))
             });
         return match parsed {
             Some((h, p)) => Ok(Probe::Tcp(h.to_string(), p)),
@@ -266,7 +268,9 @@ impl Control {
         let image = req.image.unwrap_or_default().trim().to_string();
         let publish = req.publish.unwrap_or_default().trim().to_string();
         if image.is_empty() {
-            return Err(ApiError::invalid("`image` is required and must not be blank"));
+            return Err(ApiError::invalid(
+                "`image` is required and must not be blank",
+            ));
         }
         if publish.is_empty() {
             return Err(ApiError::invalid(
@@ -358,12 +362,20 @@ impl Control {
             Ok(Some(mut t)) => {
                 f(&mut t);
                 if let Err(err) = self.store.put_template(&t) {
-                    tracing::error!(template = id, error = format!("{err:#}"), "storing a template");
+                    tracing::error!(
+                        template = id,
+                        error = format!("{err:#}"),
+                        "storing a template"
+                    );
                 }
             }
             // Deleted meanwhile: nothing to record.
             Ok(None) => {}
-            Err(err) => tracing::error!(template = id, error = format!("{err:#}"), "reading a template"),
+            Err(err) => tracing::error!(
+                template = id,
+                error = format!("{err:#}"),
+                "reading a template"
+            ),
         }
     }
 
@@ -441,7 +453,13 @@ impl Control {
             // adopts the sandbox): it expires on its own.
             timeout: Some(self.build_sandbox_timeout(window)),
             resource_limits: Some(template.resource_limits.clone()),
-            env: Some(template.env.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect()),
+            env: Some(
+                template
+                    .env
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Some(v.clone())))
+                    .collect(),
+            ),
             ..Default::default()
         };
         let sandbox = self
@@ -498,13 +516,15 @@ impl Control {
                 Probe::Tcp(host, port) => {
                     let script = format!("exec 3<>/dev/tcp/{host}/{port}");
                     let argv = ["bash", "-c", &script].map(String::from);
-                    let run = hooks::run(&socket, &argv, remaining.max(Duration::from_secs(1))).await;
+                    let run =
+                        hooks::run(&socket, &argv, remaining.max(Duration::from_secs(1))).await;
                     last = run.summary();
                     run.succeeded()
                 }
                 Probe::Command(cmd) => {
                     let argv = ["sh", "-c", cmd].map(String::from);
-                    let run = hooks::run(&socket, &argv, remaining.max(Duration::from_secs(1))).await;
+                    let run =
+                        hooks::run(&socket, &argv, remaining.max(Duration::from_secs(1))).await;
                     last = run.summary();
                     run.succeeded()
                 }
@@ -551,7 +571,10 @@ impl Control {
                 );
                 self.store.put_template(&t)?;
                 let _ = std::fs::remove_dir_all(self.template_dir(&t.template_id));
-                tracing::warn!(template = t.template_id, "template build lost across a restart");
+                tracing::warn!(
+                    template = t.template_id,
+                    "template build lost across a restart"
+                );
             }
         }
         Ok(())
@@ -638,7 +661,9 @@ pub async fn delete(State(control): Shared, ApiPath(id): ApiPath<String>) -> Api
     // Sandboxes of the template copied its files when they were created.
     let dir = control.template_dir(&id);
     if dir.exists() {
-        if let Ok(Err(err)) = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(&dir)).await {
+        if let Ok(Err(err)) =
+            tokio::task::spawn_blocking(move || std::fs::remove_dir_all(&dir)).await
+        {
             tracing::warn!(template = id, error = %err, "removing a deleted template's files");
         }
     }
@@ -669,9 +694,22 @@ mod tests {
 
     #[test]
     fn probes() {
-        assert!(matches!(parse_probe("cmd://test -f /tmp/ready"), Ok(Probe::Command(_))));
-        assert!(matches!(parse_probe("tcp://127.0.0.1:44772"), Ok(Probe::Tcp(_, 44772))));
-        for bad in ["http://x", "tcp://x", "tcp://:1", "tcp://h:0", "cmd://  ", "tcp://a b:1"] {
+        assert!(matches!(
+            parse_probe("cmd://test -f /tmp/ready"),
+            Ok(Probe::Command(_))
+        ));
+        assert!(matches!(
+            parse_probe("tcp://127.0.0.1:44772"),
+            Ok(Probe::Tcp(_, 44772))
+        ));
+        for bad in [
+            "http://x",
+            "tcp://x",
+            "tcp://:1",
+            "tcp://h:0",
+            "cmd://  ",
+            "tcp://a b:1",
+        ] {
             assert!(parse_probe(bad).is_err(), "{bad}");
         }
     }

@@ -363,7 +363,8 @@ fn is_label(label: &str) -> bool {
     let b = label.as_bytes();
     !b.is_empty()
         && b.len() <= 63
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
         && b[0] != b'-'
         && b[b.len() - 1] != b'-'
 }
@@ -421,7 +422,9 @@ fn normalize_match(binding: &str, m: &mut Match) -> ApiResult<()> {
         m.schemes = vec!["https".into()];
     }
     if m.methods.is_empty() {
-        m.methods = ["GET", "POST", "PUT", "PATCH", "DELETE"].map(String::from).to_vec();
+        m.methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+            .map(String::from)
+            .to_vec();
     }
     if m.paths.is_empty() {
         m.paths = vec!["/*".into()];
@@ -620,7 +623,11 @@ fn credential_refs(auth: &Auth) -> Vec<&str> {
 /// (absent = deny, as the sidecar).
 fn policy_allows(policy: &NetworkPolicy, host: &str) -> bool {
     for rule in policy.egress.iter().flatten() {
-        let target = rule.target.trim().trim_end_matches('.').to_ascii_lowercase();
+        let target = rule
+            .target
+            .trim()
+            .trim_end_matches('.')
+            .to_ascii_lowercase();
         let hit = match target.strip_prefix("*.") {
             Some(suffix) => host.ends_with(&format!(".{suffix}")),
             None => target == host,
@@ -993,7 +1000,10 @@ impl Control {
                         .iter()
                         .find(|b| b.name == name)
                         .ok_or_else(|| not_found(&format!("no binding {name:?}")))?;
-                    return Ok(answer(StatusCode::OK, Some(binding_meta(b, vault.revision))));
+                    return Ok(answer(
+                        StatusCode::OK,
+                        Some(binding_meta(b, vault.revision)),
+                    ));
                 }
                 Err(ApiError::new(
                     StatusCode::NOT_FOUND,
@@ -1042,26 +1052,42 @@ mod tests {
 
     #[test]
     fn auth_shapes_are_checked() {
-        let ok = binding(json!({"name": "b", "match": {"hosts": ["API.example.com."]},
+        let ok = binding(
+            json!({"name": "b", "match": {"hosts": ["API.example.com."]},
             "auth": {"type": "passthrough", "substitutions": [
-                {"credential": "c", "placeholder": "PH", "in": ["Query", "query", "body"]}]}}))
+                {"credential": "c", "placeholder": "PH", "in": ["Query", "query", "body"]}]}}),
+        )
         .unwrap();
         assert_eq!(ok.matcher.hosts, vec!["api.example.com"]);
         assert_eq!(ok.matcher.schemes, vec!["https"]);
         assert_eq!(ok.matcher.paths, vec!["/*"]);
         let subs = ok.auth.substitutions.unwrap();
         assert_eq!(subs[0].surfaces, vec!["query", "body"]);
-        let key = binding(json!({"name": "k", "match": {"hosts": ["a.example.com"], "ports": [443]},
-            "auth": {"type": "apiKey", "name": "private-token", "credential": "c"}}))
+        let key = binding(
+            json!({"name": "k", "match": {"hosts": ["a.example.com"], "ports": [443]},
+            "auth": {"type": "apiKey", "name": "private-token", "credential": "c"}}),
+        )
         .unwrap();
         assert_eq!(key.auth.name.as_deref(), Some("Private-Token"));
         for (v, why) in [
-            (json!({"type": "passthrough", "credential": "c"}), "takes no `credential`"),
+            (
+                json!({"type": "passthrough", "credential": "c"}),
+                "takes no `credential`",
+            ),
             (json!({"type": "bearer"}), "requires `credential`"),
-            (json!({"type": "apiKey", "name": "Host", "credential": "c"}), "reserved"),
-            (json!({"type": "apiKey", "name": "bad name", "credential": "c"}), "invalid"),
+            (
+                json!({"type": "apiKey", "name": "Host", "credential": "c"}),
+                "reserved",
+            ),
+            (
+                json!({"type": "apiKey", "name": "bad name", "credential": "c"}),
+                "invalid",
+            ),
             (json!({"type": "customHeaders", "headers": []}), "1 to"),
-            (json!({"type": "oauth", "credential": "c"}), "unsupported auth type"),
+            (
+                json!({"type": "oauth", "credential": "c"}),
+                "unsupported auth type",
+            ),
             (
                 json!({"type": "bearer", "credential": "c", "substitutions": [
                     {"credential": "c", "placeholder": "P", "in": ["cookie"]}]}),
@@ -1072,10 +1098,14 @@ mod tests {
                     {"credential": "c", "placeholder": " ", "in": ["body"]}]}),
                 "placeholder",
             ),
-            (json!({"type": "bearer", "credential": "c", "extra": 1}), "extra"),
+            (
+                json!({"type": "bearer", "credential": "c", "extra": 1}),
+                "extra",
+            ),
         ] {
-            let err = binding(json!({"name": "b", "match": {"hosts": ["a.example.com"]}, "auth": v}))
-                .unwrap_err();
+            let err =
+                binding(json!({"name": "b", "match": {"hosts": ["a.example.com"]}, "auth": v}))
+                    .unwrap_err();
             assert!(err.message.contains(why), "{}", err.message);
         }
         for (m, why) in [
@@ -1085,11 +1115,19 @@ mod tests {
             (json!({"hosts": ["a.*.com"]}), "wildcard"),
             (json!({"hosts": ["localhost"]}), "FQDN"),
             (json!({"hosts": ["a.example.com"], "ports": [8080]}), "8080"),
-            (json!({"hosts": ["a.example.com"], "schemes": ["ftp"]}), "scheme"),
-            (json!({"hosts": ["a.example.com"], "paths": ["api"]}), "must start with /"),
+            (
+                json!({"hosts": ["a.example.com"], "schemes": ["ftp"]}),
+                "scheme",
+            ),
+            (
+                json!({"hosts": ["a.example.com"], "paths": ["api"]}),
+                "must start with /",
+            ),
         ] {
-            let err = binding(json!({"name": "b", "match": m, "auth": {"type": "bearer", "credential": "c"}}))
-                .unwrap_err();
+            let err = binding(
+                json!({"name": "b", "match": m, "auth": {"type": "bearer", "credential": "c"}}),
+            )
+            .unwrap_err();
             assert!(err.message.contains(why), "{}", err.message);
         }
     }
@@ -1135,7 +1173,11 @@ mod tests {
         assert!(e.message.contains("require an egress policy"));
         vault.bindings.push(b("two", "a.example.com", "c"));
         let e = validate_state(&vault, Some(&policy)).unwrap_err();
-        assert!(e.message.contains("can match the same request"), "{}", e.message);
+        assert!(
+            e.message.contains("can match the same request"),
+            "{}",
+            e.message
+        );
         vault.bindings.pop();
         vault.bindings.push(b("three", "other.org", "c"));
         let e = validate_state(&vault, Some(&policy)).unwrap_err();

@@ -157,7 +157,9 @@ pub fn remove_created(data_dir: &Path, volumes: &mut [Volume]) {
 
 fn remove_claims(data_dir: &Path, volumes: &mut [Volume], failed_create: bool) {
     for v in volumes {
-        let Some(value) = v.pvc.as_mut() else { continue };
+        let Some(value) = v.pvc.as_mut() else {
+            continue;
+        };
         let Ok(spec) = parse(value, &v.name) else {
             continue;
         };

@@ -26,7 +26,9 @@ pub struct SourceArgs {
 
 impl std::fmt::Debug for SourceArgs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SourceArgs").field("kind", &self.kind).finish_non_exhaustive()
+        f.debug_struct("SourceArgs")
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
     }
 }
 
@@ -251,7 +253,9 @@ pub async fn create(s: &Session, a: CreateVaultArgs) -> OpResult {
 /// `credential_vault.get` → CredentialVaultState.
 pub async fn get(s: &Session, a: SandboxArgs) -> OpResult {
     let sb = s.sandbox("credential_vault.get", &a).await?;
-    Ok(vault_state(&sb.egress().await?.get_credential_vault().await?))
+    Ok(vault_state(
+        &sb.egress().await?.get_credential_vault().await?,
+    ))
 }
 
 /// `credential_vault.patch` → CredentialVaultState.
