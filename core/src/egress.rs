@@ -1,4 +1,5 @@
-//! The egress sidecar client (`/policy`), reached through the endpoint of port 18080.
+//! The egress sidecar client (`/policy`; the credential vault in `vault`), reached
+//! through the endpoint of port 18080.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -32,12 +33,21 @@ impl EgressClient {
     }
 
     fn req(&self, op: &'static str, method: Method) -> Req {
+        self.path_req(op, method, "/policy")
+    }
+
+    /// A request to `path` of the egress API, with the endpoint's headers.
+    pub(crate) fn path_req(&self, op: &'static str, method: Method, path: &str) -> Req {
         Req::new(
             op,
             method,
-            format!("{}/policy", self.base),
+            format!("{}{path}", self.base),
             Target::Endpoint(self.headers.clone()),
         )
+    }
+
+    pub(crate) fn http(&self) -> &Http {
+        &self.http
     }
 
     /// `GET /policy`: the current policy and enforcement mode.

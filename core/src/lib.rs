@@ -4,9 +4,10 @@
 //! Rust callers and a shared, fork-safe runtime ([`runtime`]) to bindings.
 //!
 //! - [`ConnectionConfig`]: server, key, timeouts, headers, retries; one pool per config.
-//! - [`SandboxManager`]: the lifecycle API (sandboxes, snapshots, diagnostics).
+//! - [`SandboxManager`]: the lifecycle API (sandboxes, snapshots, diagnostics, (1.1)
+//!   templates).
 //! - [`Sandbox`]: a handle with readiness, bound lifecycle calls, [`ExecdClient`] and
-//!   [`EgressClient`].
+//!   [`EgressClient`] (egress policy and (1.1) the credential vault).
 //! - [`stream`]: the tolerant event parser, [`EventStream`], [`Execution`] and handlers.
 //! - [`Error`]: one error type with a stable [`ErrorKind`].
 #![deny(missing_docs)]
@@ -22,6 +23,8 @@ pub mod retry;
 pub mod runtime;
 pub mod sandbox;
 pub mod stream;
+mod templates;
+mod vault;
 
 pub use config::{ConnectionConfig, Protocol};
 pub use egress::{EgressClient, DEFAULT_EGRESS_PORT};

@@ -36,7 +36,7 @@ pub(crate) fn seg(s: &str) -> String {
     out
 }
 
-fn require_id(op: &'static str, what: &str, id: &str) -> Result<()> {
+pub(crate) fn require_id(op: &'static str, what: &str, id: &str) -> Result<()> {
     if id.trim().is_empty() {
         return Err(Error::invalid_argument(
             op,
@@ -65,7 +65,7 @@ impl SandboxManager {
         self.http.config()
     }
 
-    fn req(&self, op: &'static str, method: Method, path: &str) -> Req {
+    pub(crate) fn req(&self, op: &'static str, method: Method, path: &str) -> Req {
         Req::new(
             op,
             method,
@@ -82,24 +82,48 @@ impl SandboxManager {
     /// `POST /sandboxes`. Validates that exactly one of image and snapshot is given.
     pub async fn create_sandbox(&self, request: &CreateSandboxRequest) -> Result<SandboxInfo> {
         const OP: &str = "create_sandbox";
-        match (&request.image, &request.snapshot_id) {
-            (Some(_), Some(_)) => {
+        let sources = [
+            request.image.is_some(),
+            request.snapshot_id.is_some(),
+            request.template_id.is_some(),
+        ];
+        match sources.iter().filter(|s| **s).count() {
+            0 if !request.extensions.contains_key("poolRef") => {
                 return Err(Error::invalid_argument(
                     OP,
-                    "give either an image or a snapshot id, not both",
+                    "an image, a snapshot id or a template id is required",
                 ))
             }
-            (None, None) if !request.extensions.contains_key("poolRef") => {
+            0 | 1 => {}
+            _ => {
                 return Err(Error::invalid_argument(
                     OP,
-                    "an image or a snapshot id is required",
+                    "give one of an image, a snapshot id and a template id",
                 ))
             }
-            _ => {}
         }
-        self.http
-            .json(self.req(OP, Method::POST, "/sandboxes").json(request)?)
-            .await
+        let req = self.req(OP, Method::POST, "/sandboxes");
+        let req = if request.template_id.is_some() {
+            // Template mode sends only what may accompany the template (the official
+            // SDK's body): no empty `resourceLimits` or `entrypoint`.
+            let mut body = serde_json::to_value(request)
+                .map_err(|e| Error::invalid_argument(OP, format!("encoding the request: {e}")))?;
+            if let Some(obj) = body.as_object_mut() {
+                for key in ["resourceLimits", "entrypoint"] {
+                    let empty = obj.get(key).is_some_and(|v| {
+                        v.as_object().is_some_and(|o| o.is_empty())
+                            || v.as_array().is_some_and(|a| a.is_empty())
+                    });
+                    if empty {
+                        obj.remove(key);
+                    }
+                }
+            }
+            req.json(&body)?
+        } else {
+            req.json(request)?
+        };
+        self.http.json(req).await
     }
 
     /// `GET /sandboxes` with filters.

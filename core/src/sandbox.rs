@@ -15,7 +15,7 @@ use crate::lifecycle::SandboxManager;
 use crate::models::{
     CreateSandboxRequest, CredentialProxyConfig, DiagnosticContent, Endpoint, ImageSpec,
     NetworkPolicy, NetworkRule, PlatformSpec, PolicyStatus, RenewResponse, SandboxInfo,
-    SandboxMetrics, SnapshotInfo, Volume,
+    SandboxLifecycle, SandboxMetrics, SnapshotInfo, Volume,
 };
 
 /// Default sandbox TTL (official SDKs: 10 minutes).
@@ -74,6 +74,12 @@ pub struct SandboxCreateOptions {
     pub volumes: Vec<Volume>,
     /// Opaque extensions.
     pub extensions: BTreeMap<String, String>,
+    /// (1.1) Create from this `Succeeded` template instead of an image or snapshot:
+    /// only `timeout` (required), `metadata`, `network_policy` and `extensions` go with
+    /// it (the template fixes the rest).
+    pub template_id: Option<String>,
+    /// (1.1) Lifecycle hooks.
+    pub lifecycle: Option<SandboxLifecycle>,
     /// Do not wait for readiness.
     pub skip_health_check: bool,
     /// Custom readiness check (replaces the execd ping).
@@ -111,6 +117,8 @@ impl Default for SandboxCreateOptions {
             secure_access: false,
             volumes: Vec::new(),
             extensions: BTreeMap::new(),
+            template_id: None,
+            lifecycle: None,
             skip_health_check: false,
             health_check: None,
         }
@@ -136,6 +144,9 @@ impl SandboxCreateOptions {
         let timeout = self
             .timeout
             .map(|t| t.as_secs().max(u64::from(t.subsec_nanos() > 0)));
+        if let Some(template_id) = &self.template_id {
+            return self.template_request(template_id, timeout);
+        }
         if self.entrypoint.is_empty() {
             return Err(Error::invalid_argument(OP, "entrypoint must not be empty"));
         }
@@ -154,6 +165,59 @@ impl SandboxCreateOptions {
             secure_access: self.secure_access,
             volumes: self.volumes.clone(),
             extensions: self.extensions.clone(),
+            template_id: None,
+            lifecycle: self.lifecycle.clone(),
+        })
+    }
+
+    /// Template mode (the official `create_from_template`): the template id, the TTL
+    /// and what may accompany it; anything the template fixes is refused here rather
+    /// than dropped.
+    fn template_request(
+        &self,
+        template_id: &str,
+        timeout: Option<u64>,
+    ) -> Result<CreateSandboxRequest> {
+        const OP: &str = "create_sandbox";
+        if template_id.trim().is_empty() {
+            return Err(Error::invalid_argument(OP, "template_id must not be blank"));
+        }
+        if self.image.is_some() || self.snapshot_id.is_some() {
+            return Err(Error::invalid_argument(
+                OP,
+                "give one of image, snapshot_id and template_id",
+            ));
+        }
+        let Some(timeout) = timeout else {
+            return Err(Error::invalid_argument(
+                OP,
+                "timeout is required when creating from a template",
+            ));
+        };
+        let fixed = [
+            ("env", !self.env.is_empty()),
+            ("resource_requests", !self.resource_requests.is_empty()),
+            ("platform", self.platform.is_some()),
+            ("credential_proxy", self.credential_proxy.is_some()),
+            ("secure_access", self.secure_access),
+            ("volumes", !self.volumes.is_empty()),
+            ("lifecycle", self.lifecycle.is_some()),
+        ];
+        if let Some((name, _)) = fixed.iter().find(|(_, set)| *set) {
+            return Err(Error::invalid_argument(
+                OP,
+                format!(
+                    "{name} cannot be set when creating from a template (the template fixes it)"
+                ),
+            ));
+        }
+        Ok(CreateSandboxRequest {
+            template_id: Some(template_id.to_owned()),
+            timeout: Some(timeout),
+            metadata: self.metadata.clone(),
+            network_policy: self.network_policy.clone(),
+            extensions: self.extensions.clone(),
+            ..Default::default()
         })
     }
 }

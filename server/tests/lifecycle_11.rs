@@ -415,32 +415,29 @@ async fn pvc_volumes_are_named_server_side_directories() {
 }
 
 #[tokio::test]
-async fn unimplemented_11_create_fields_are_refused_not_ignored() {
+async fn template_id_excludes_image_and_null_lifecycle_is_absent() {
+    // Templates and hooks have their own suites (templates.rs, lifecycle_hooks.rs).
     let server = Server::start(&[]);
-    for extra in [
-        json!({"lifecycle": {"preStart": {"command": ["true"]}}}),
-        json!({"templateId": "tpl_00000000-0000-0000-0000-000000000000", "timeout": 600}),
-    ] {
-        let mut req = json!({"image": {"uri": "host"}, "entrypoint": ["true"],
-            "resourceLimits": {"cpu": "1", "memory": "1Gi"}});
-        for (k, v) in extra.as_object().cloned().unwrap_or_default() {
-            req[k] = v;
-        }
-        let (status, v) = body(
-            server
-                .post("/v1/sandboxes")
-                .json(&req)
-                .send()
-                .await
-                .expect("create"),
-        )
-        .await;
-        assert_eq!(
-            (status, v["code"].as_str()),
-            (400, Some("SANDBOX::API_NOT_SUPPORTED")),
-            "{extra} → {v}"
-        );
-    }
+    let (status, v) = body(
+        server
+            .post("/v1/sandboxes")
+            .json(
+                &json!({"image": {"uri": "host"}, "entrypoint": ["true"], "timeout": 600,
+                "templateId": "tpl_00000000-0000-0000-0000-000000000000"}),
+            )
+            .send()
+            .await
+            .expect("create"),
+    )
+    .await;
+    assert_eq!(status, 400, "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("exactly one"),
+        "{v}"
+    );
     // `lifecycle: null` is the same as absent.
     server.create_idle(json!({"lifecycle": null})).await;
 }

@@ -42,7 +42,7 @@ pub fn secs(op: &str, name: &str, s: f64) -> Result<Duration, OpError> {
 
 /// Present-and-null vs absent (`timeout_s: null` = manual cleanup, `api_key: null` =
 /// send no key): `None` = absent, `Some(None)` = null.
-fn nullable<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+pub(crate) fn nullable<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de>,
@@ -51,7 +51,7 @@ where
 }
 
 /// `null` as the default (absent values are null in the protocol, §2).
-fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
+pub(crate) fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Default,
@@ -417,6 +417,9 @@ pub struct CreateArgs {
     /// Absent = the SDK's default limits; `{}` = none.
     #[serde(default)]
     pub resource: Option<BTreeMap<String, String>>,
+    /// (1.1) Resource requests (added 2026-12-02).
+    #[serde(default, deserialize_with = "null_default")]
+    pub resource_requests: BTreeMap<String, String>,
     #[serde(default)]
     pub network_policy: Option<NetworkPolicyArgs>,
     #[serde(default, deserialize_with = "null_default")]
@@ -437,6 +440,42 @@ pub struct CreateArgs {
     /// Volumes (added 2026-12-01).
     #[serde(default, deserialize_with = "null_default")]
     pub volumes: Vec<VolumeArgs>,
+    /// (1.1) Create from a `Succeeded` template (added 2026-12-02).
+    #[serde(default)]
+    pub template_id: Option<String>,
+    /// (1.1) Lifecycle hooks (added 2026-12-02).
+    #[serde(default)]
+    pub lifecycle: Option<LifecycleArgs>,
+}
+
+/// `lifecycle` of `sandbox.create`: `{pre_start: Hook, periodic: [PeriodicHook]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LifecycleArgs {
+    #[serde(default)]
+    pub pre_start: Option<HookArgs>,
+    #[serde(default, deserialize_with = "null_default")]
+    pub periodic: Vec<PeriodicHookArgs>,
+}
+
+/// A lifecycle hook: `{command: [argv], timeout_seconds}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookArgs {
+    pub command: Vec<String>,
+    #[serde(default)]
+    pub timeout_seconds: Option<u64>,
+}
+
+/// A periodic hook: `{name, schedule, command, timeout_seconds}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeriodicHookArgs {
+    pub name: String,
+    pub schedule: String,
+    pub command: Vec<String>,
+    #[serde(default)]
+    pub timeout_seconds: Option<u64>,
 }
 
 /// `sandbox.connect` (`connect_timeout_s`) and `sandbox.resume` (`resume_timeout_s`).

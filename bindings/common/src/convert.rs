@@ -37,6 +37,9 @@ pub fn sandbox_info(s: &SandboxInfo) -> Value {
         "metadata": s.metadata,
         "platform": s.platform.as_ref().map(|p| json!({"os": p.os, "arch": p.arch})),
         "extensions": s.extensions,
+        "allocation": s.allocation.as_ref().map(|a| json!({
+            "mode": a.mode, "pool_ref": a.pool_ref, "state": a.state,
+        })),
     })
 }
 

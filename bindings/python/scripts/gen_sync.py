@@ -61,6 +61,7 @@ NAMES: Dict[str, str] = {
     "Commands": "CommandsSync",
     "Diagnostics": "DiagnosticsSync",
     "Egress": "EgressSync",
+    "CredentialVault": "CredentialVaultSync",
     "Filesystem": "FilesystemSync",
     "Metrics": "MetricsSync",
     "CodeInterpreter": "CodeInterpreterSync",

@@ -7,7 +7,7 @@
 #   bindings/python/scripts/official_tools.sh SERVER_BIN PYTHON_WITH_MATURIN [WHEEL_DIR]
 # With WHEEL_DIR (make test-python passes the packaging test's) the wheels there are
 # used instead of building them again; a run then takes ~15 s once the venv exists.
-# Not driven yet (the server has no such routes): osb template, osb credential-vault.
+# Also drives osb template and osb credential-vault (the 1.1 routes).
 set -euo pipefail
 SERVER="$(realpath "${1:?usage: official_tools.sh SERVER_BIN PYTHON}")"
 PY="${2:?usage: official_tools.sh SERVER_BIN PYTHON}"

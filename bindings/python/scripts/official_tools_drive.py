@@ -73,6 +73,149 @@ def drive_osb() -> None:
     check("osb sandbox kill", lambda: osb("sandbox", "kill", sid))
 
 
+def write_json(value: Any) -> str:
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(value, f)
+    return f.name
+
+
+def drive_osb_templates() -> None:
+    created = check(
+        "osb template create",
+        lambda: expect(
+            osb(
+                "template",
+                "create",
+                "-i",
+                "python:3.11",
+                "-p",
+                "s3://official-tools/publish",
+                "--entrypoint",
+                "sleep",
+                "--entrypoint",
+                "infinity",
+                "-e",
+                "TPL_VAR=from-template",
+                "-m",
+                "tool=osb",
+                "-o",
+                "json",
+            ),
+            "tpl_",
+        ),
+    )
+    if not created:
+        return
+    tid = json.loads(created)["template_id"]
+
+    def built() -> str:
+        for _ in range(600):
+            out = osb("template", "get", tid, "-o", "json")
+            phase = json.loads(out)["status"]["phase"]
+            if phase == "Succeeded":
+                return out
+            if phase == "Failed":
+                raise AssertionError(f"template build failed: {out}")
+            import time
+
+            time.sleep(0.2)
+        raise AssertionError("template build did not finish")
+
+    check("osb template get (until Succeeded)", lambda: expect(built(), "manifest_ref", "local:templates/"))
+    check("osb template list", lambda: expect(osb("template", "list", "-m", "tool=osb", "-o", "json"), tid))
+
+    def from_template() -> None:
+        from opensandbox.sync.sandbox import SandboxSync
+        from datetime import timedelta
+
+        sb = SandboxSync.create_from_template(tid, timeout=timedelta(minutes=10))
+        try:
+            out = sb.commands.run("echo $TPL_VAR")
+            expect("".join(m.text for m in out.logs.stdout), "from-template")
+        finally:
+            sb.kill()
+
+    check("Sandbox.create_from_template on the osb template", from_template)
+    check("osb template delete", lambda: osb("template", "delete", tid))
+
+
+def drive_osb_credential_vault() -> None:
+    policy = write_json({"defaultAction": "deny", "egress": [{"action": "allow", "target": "*.example.com"}]})
+    created = check(
+        "osb sandbox create --credential-proxy",
+        lambda: json.loads(
+            osb(
+                "sandbox",
+                "create",
+                "-i",
+                "python:3.11",
+                "--network-policy-file",
+                policy,
+                "--credential-proxy",
+                "-o",
+                "json",
+            )
+        ),
+    )
+    if not created:
+        return
+    sid = created["id"]
+    secret = "official-tools-SECRET-value"
+    payload = write_json(
+        {
+            "credentials": [{"name": "gh", "source": {"type": "inline", "value": secret}}],
+            "bindings": [
+                {
+                    "name": "api",
+                    "match": {"hosts": ["api.example.com"]},
+                    "auth": {"type": "bearer", "credential": "gh"},
+                },
+                {
+                    "name": "q",
+                    "match": {"hosts": ["q.example.com"]},
+                    "auth": {
+                        "type": "passthrough",
+                        "substitutions": [{"credential": "gh", "placeholder": "__GH__", "in": ["query"]}],
+                    },
+                },
+            ],
+        }
+    )
+    out = check(
+        "osb credential-vault create",
+        lambda: expect(osb("credential-vault", "create", sid, "--file", payload, "-o", "json"), "revision"),
+    )
+    if out is not None and secret in out:
+        check("no secret in the create output", lambda: (_ for _ in ()).throw(AssertionError(out)))
+    check(
+        "osb credential-vault get",
+        lambda: expect(osb("credential-vault", "get", sid, "-o", "json"), '"revision": 1', "passthrough"),
+    )
+    patch = write_json({"expectedRevision": 1, "bindings": {"delete": ["q"]}})
+    check(
+        "osb credential-vault patch",
+        lambda: expect(osb("credential-vault", "patch", sid, "--file", patch, "-o", "json"), '"revision": 2'),
+    )
+    check(
+        "osb credential-vault credential list",
+        lambda: expect(osb("credential-vault", "credential", "list", sid, "-o", "json"), "gh", "inline"),
+    )
+    check(
+        "osb credential-vault credential get",
+        lambda: expect(osb("credential-vault", "credential", "get", sid, "gh", "-o", "json"), "gh"),
+    )
+    check(
+        "osb credential-vault binding list",
+        lambda: expect(osb("credential-vault", "binding", "list", sid, "-o", "json"), "api"),
+    )
+    check(
+        "osb credential-vault binding get",
+        lambda: expect(osb("credential-vault", "binding", "get", sid, "api", "-o", "json"), "bearer"),
+    )
+    check("osb credential-vault delete", lambda: osb("credential-vault", "delete", sid))
+    check("osb sandbox kill (vault sandbox)", lambda: osb("sandbox", "kill", sid))
+
+
 async def drive_mcp() -> None:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
@@ -175,6 +318,8 @@ def drive_code_interpreter() -> None:
 
 def main() -> int:
     drive_osb()
+    drive_osb_templates()
+    drive_osb_credential_vault()
     asyncio.run(drive_mcp())
     check("CodeInterpreter python run", drive_code_interpreter)
     passed, failed = RESULTS.count(True), RESULTS.count(False)

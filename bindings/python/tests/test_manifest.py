@@ -42,7 +42,29 @@ from opensandbox.models.filesystem import (
     SetPermissionEntry,
     WriteEntry,
 )
-from opensandbox.models.sandboxes import NetworkPolicy, NetworkRule, SandboxFilter, SnapshotFilter
+from opensandbox.models.sandboxes import (
+    PVC,
+    Credential,
+    CredentialAuth,
+    CredentialBinding,
+    CredentialMatch,
+    CredentialProxyConfig,
+    CredentialSubstitution,
+    Host,
+    InlineCredentialSource,
+    LifecycleHook,
+    NetworkPolicy,
+    NetworkRule,
+    PeriodicLifecycleHook,
+    PlatformSpec,
+    SandboxFilter,
+    SandboxImageAuth,
+    SandboxImageSpec,
+    SandboxLifecycle,
+    SnapshotFilter,
+    Volume,
+)
+from opensandbox.models.templates import CreateTemplateRequest, TemplateFilter, TemplateReadiness
 
 SRC = pathlib.Path(__file__).resolve().parents[1] / "python"
 MANIFEST = {op["name"]: op for op in _native.ops_manifest()["ops"]}
@@ -183,6 +205,60 @@ def _try_sync(fn: Any, *args: Any, **kw: Any) -> None:
         pass
 
 
+def _create_11() -> Dict[str, Any]:
+    """Every 1.1 option of ``Sandbox.create``."""
+    return {
+        "resource_requests": {"cpu": "500m"},
+        "platform": PlatformSpec(os="linux", arch="amd64"),
+        "credential_proxy": CredentialProxyConfig(enabled=True),
+        "volumes": [
+            Volume(name="h", host=Host(path="/srv"), mount_path="/h", read_only=True, sub_path="x"),
+            Volume(name="p", pvc=PVC(claim_name="c", delete_on_sandbox_termination=True), mount_path="/p"),
+        ],
+        "lifecycle": SandboxLifecycle(
+            pre_start=LifecycleHook(command=["true"], timeout_seconds=5),
+            periodic=[PeriodicLifecycleHook(name="t", schedule="@every 5s", command=["true"])],
+        ),
+    }
+
+
+def _vault() -> Dict[str, Any]:
+    return {
+        "credentials": [
+            Credential(name="c", source=InlineCredentialSource(value="v")),
+            {"name": "d", "source": {"type": "inline", "value": "w"}},
+        ],
+        "bindings": [
+            CredentialBinding(
+                name="b",
+                match=CredentialMatch(hosts=["a.example.com"], schemes=["https"], ports=[443]),
+                auth=CredentialAuth(
+                    type="passthrough",
+                    substitutions=[CredentialSubstitution(credential="c", placeholder="P", **{"in": ["query"]})],
+                ),
+            ),
+            {
+                "name": "k",
+                "match": {"hosts": ["b.example.com"]},
+                "auth": {"type": "apiKey", "name": "X-K", "credential": "c"},
+            },
+        ],
+    }
+
+
+def _template() -> CreateTemplateRequest:
+    return CreateTemplateRequest(
+        image="python:3.11",
+        publish="s3://b/p",
+        resource_limits={"cpu": "1"},
+        entrypoint=["sleep", "infinity"],
+        env={"A": "1"},
+        metadata={"m": "1"},
+        readiness=TemplateReadiness(probe="cmd://true", warmup_seconds=5),
+        format="native",
+    )
+
+
 def _entries() -> Dict[str, Any]:
     return {
         "write": [
@@ -215,6 +291,14 @@ async def _exercise_async(spy: Spy) -> None:
         skip_health_check=True,
     )
     await Sandbox.create(snapshot_id="snap-1", connection_config=cfg)
+    await Sandbox.create(
+        SandboxImageSpec("python:3.11", auth=SandboxImageAuth(username="u", password="p")),
+        connection_config=cfg,
+        **_create_11(),
+    )
+    await Sandbox.create_from_template(
+        "tpl_1", timeout=timedelta(minutes=5), metadata={"m": "1"}, network_policy=policy, connection_config=cfg
+    )
     await Sandbox.connect("sb-1", connection_config=cfg)
     await Sandbox.resume("sb-1", connection_config=cfg)
     e = _entries()
@@ -262,6 +346,18 @@ async def _exercise_async(spy: Spy) -> None:
         sb.files.list_directory(DirectoryListEntry(path="/", depth=2)),
         sb.files.get_file_info(["/a"]),
         sb.metrics.get_metrics(sb.id),
+        sb.credential_vault.create(**_vault()),
+        sb.credential_vault.get(),
+        sb.credential_vault.patch(
+            expected_revision=1,
+            credentials={"add": [{"name": "x", "source": {"value": "y"}}], "delete": ["c"]},
+            bindings={"delete": ["b"], "replace": [_vault()["bindings"][1]]},
+        ),
+        sb.credential_vault.delete(),
+        sb.credential_vault.list_credentials(),
+        sb.credential_vault.get_credential("c"),
+        sb.credential_vault.list_bindings(),
+        sb.credential_vault.get_binding("b"),
         sb.kill(),
         sb.close(),
     ]:
@@ -300,6 +396,11 @@ async def _exercise_async(spy: Spy) -> None:
         m.get_snapshot("snap-1"),
         m.list_snapshots(SnapshotFilter(sandbox_id="sb-1", states=["Ready"], page=1, page_size=5)),
         m.delete_snapshot("snap-1"),
+        m.create_template(_template()),
+        m.get_template("tpl_1"),
+        m.list_templates(TemplateFilter(metadata={"m": "1"}, page=1, page_size=5)),
+        m.list_templates(),
+        m.delete_template("tpl_1"),
     ]:
         await _try(coro)
 
@@ -319,6 +420,8 @@ def _exercise_sync(spy: Spy) -> None:
         entrypoint=["sleep", "infinity"],
         connection_config=cfg,
     )
+    SandboxSync.create("python:3.11", connection_config=cfg, **_create_11())
+    SandboxSync.create_from_template("tpl_1", timeout=timedelta(minutes=5), connection_config=cfg)
     SandboxSync.connect("sb-1", connection_config=cfg, skip_health_check=True)
     SandboxSync.resume("sb-1", connection_config=cfg)
     e = _entries()
@@ -363,9 +466,17 @@ def _exercise_sync(spy: Spy) -> None:
         (sb.files.get_file_info, ["/a"]),
         (sb.metrics.get_metrics, sb.id),
         (sb.metrics.watch_metrics,),
+        (sb.credential_vault.get,),
+        (sb.credential_vault.delete,),
+        (sb.credential_vault.list_credentials,),
+        (sb.credential_vault.get_credential, "c"),
+        (sb.credential_vault.list_bindings,),
+        (sb.credential_vault.get_binding, "b"),
         (sb.kill,),
         (sb.close,),
     ]
+    _try_sync(sb.credential_vault.create, **_vault())
+    _try_sync(sb.credential_vault.patch, expected_revision=2, bindings={"delete": ["b"]})
     for fn, *args in calls:
         _try_sync(fn, *args)
     _try_sync(sb.commands.run, "echo", opts=opts, handlers=h)
@@ -397,6 +508,10 @@ def _exercise_sync(spy: Spy) -> None:
         (m.get_snapshot, "snap-1"),
         (m.list_snapshots, SnapshotFilter()),
         (m.delete_snapshot, "snap-1"),
+        (m.create_template, _template()),
+        (m.get_template, "tpl_1"),
+        (m.list_templates, TemplateFilter(page=2)),
+        (m.delete_template, "tpl_1"),
     ]:
         _try_sync(fn, *args)
 
@@ -486,7 +601,7 @@ def test_the_op_layer_parses_every_sent_call(recorded):
 
 
 OP_NAME = re.compile(
-    r"""["']((?:sandbox|manager|commands|code|files|metrics|execution|download|upload|config)\.[a-z_]+|release)["']"""
+    r"""["']((?:sandbox|manager|commands|code|files|metrics|execution|download|upload|config|credential_vault)\.[a-z_]+|release)["']"""
 )
 
 

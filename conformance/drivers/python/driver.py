@@ -36,7 +36,15 @@ from opensandbox.models.filesystem import (
     SetPermissionEntry,
     WriteEntry,
 )
-from opensandbox.models.sandboxes import NetworkPolicy, NetworkRule, SandboxFilter, SnapshotFilter
+from opensandbox.models.sandboxes import (
+    CredentialProxyConfig,
+    NetworkPolicy,
+    NetworkRule,
+    SandboxFilter,
+    SandboxLifecycle,
+    SnapshotFilter,
+)
+from opensandbox.models.templates import CreateTemplateRequest, TemplateFilter
 
 OPS = [
     "sandbox.create",
@@ -67,6 +75,18 @@ OPS = [
     "manager.get_snapshot",
     "manager.delete_snapshot",
     "manager.list_snapshots",
+    "manager.create_template",
+    "manager.get_template",
+    "manager.list_templates",
+    "manager.delete_template",
+    "credential_vault.create",
+    "credential_vault.get",
+    "credential_vault.patch",
+    "credential_vault.delete",
+    "credential_vault.list_credentials",
+    "credential_vault.get_credential",
+    "credential_vault.list_bindings",
+    "credential_vault.get_binding",
     "commands.run",
     "commands.start",
     "execution.wait",
@@ -142,6 +162,36 @@ def snapshot(s: Any) -> Dict[str, Any]:
         "name": s.name,
         "status": {"state": s.status.state, "reason": s.status.reason, "message": s.status.message},
         "created_at": ts(s.created_at),
+    }
+
+
+def template_info(t: Any) -> Dict[str, Any]:
+    out = t.model_dump()
+    out["created_at"] = ts(t.created_at)
+    out["updated_at"] = ts(t.updated_at)
+    return out
+
+
+def credential_meta(c: Any) -> Dict[str, Any]:
+    return {"name": c.name, "source_type": c.source_type, "revision": c.revision}
+
+
+def binding_meta(b: Any) -> Dict[str, Any]:
+    return {
+        "name": b.name,
+        "revision": b.revision,
+        "match": None
+        if b.match is None
+        else {"hosts": b.match.hosts, "schemes": b.match.schemes, "methods": b.match.methods, "paths": b.match.paths},
+        "auth": None if b.auth is None else {"type": b.auth.type, "name": b.auth.name},
+    }
+
+
+def vault_state(v: Any) -> Dict[str, Any]:
+    return {
+        "revision": v.revision,
+        "credentials": [credential_meta(c) for c in v.credentials],
+        "bindings": [binding_meta(b) for b in v.bindings],
     }
 
 
@@ -347,9 +397,30 @@ class Driver:
                 kw["timeout"] = None if a["timeout_s"] is None else timedelta(seconds=a["timeout_s"])
             if a.get("ready_timeout_s") is not None:
                 kw["ready_timeout"] = timedelta(seconds=a["ready_timeout_s"])
-            for k in ("env", "metadata", "resource", "extensions", "entrypoint", "snapshot_id"):
+            if a.get("template_id") is not None:
+                timeout = kw.pop("timeout", timedelta(minutes=10))
+                sb = await Sandbox.create_from_template(
+                    a["template_id"],
+                    timeout=timeout,
+                    metadata=a.get("metadata"),
+                    network_policy=policy,
+                    extensions=a.get("extensions"),
+                    connection_config=self.config(a),
+                    skip_health_check=bool(a.get("skip_health_check")),
+                    **kw,
+                )
+                return self.keep(a, sb)
+            for k in ("env", "metadata", "resource", "extensions", "entrypoint", "snapshot_id", "volumes"):
                 if a.get(k) is not None:
                     kw[k] = a[k]
+            if a.get("credential_proxy") is not None:
+                kw["credential_proxy"] = CredentialProxyConfig(**a["credential_proxy"])
+            if a.get("lifecycle") is not None:
+                lc = a["lifecycle"]
+                kw["lifecycle"] = SandboxLifecycle(
+                    pre_start=lc.get("pre_start"),
+                    periodic=[dict(p) for p in lc.get("periodic") or []] or None,
+                )
             sb = await Sandbox.create(
                 a.get("image"),
                 network_policy=policy,
@@ -451,6 +522,27 @@ class Driver:
             if name == "delete_snapshot":
                 await m.delete_snapshot(a["snapshot_id"])
                 return None
+            if name == "create_template":
+                req = {k: v for k, v in a.items() if k not in ("connection", "manager")}
+                if req.get("readiness") is not None:
+                    req["readiness"] = {
+                        "probe": req["readiness"].get("probe"),
+                        "warmupSeconds": req["readiness"].get("warmup_seconds"),
+                    }
+                return template_info(await m.create_template(CreateTemplateRequest(**req)))
+            if name == "get_template":
+                return template_info(await m.get_template(a["template_id"]))
+            if name == "list_templates":
+                page = await m.list_templates(
+                    TemplateFilter(metadata=a.get("metadata"), page=a.get("page"), page_size=a.get("page_size"))
+                )
+                return {
+                    "template_infos": [template_info(t) for t in page.template_infos],
+                    "pagination": page.pagination.model_dump(),
+                }
+            if name == "delete_template":
+                await m.delete_template(a["template_id"])
+                return None
             if name == "list_snapshots":
                 page = await m.list_snapshots(
                     SnapshotFilter(
@@ -464,6 +556,34 @@ class Driver:
                     "snapshot_infos": [snapshot(s) for s in page.snapshot_infos],
                     "pagination": page.pagination.model_dump(),
                 }
+        if op.startswith("credential_vault."):
+            vault = (await self.sandbox(a)).credential_vault
+            name = op.split(".", 1)[1]
+            if name == "create":
+                return vault_state(
+                    await vault.create(credentials=a.get("credentials") or [], bindings=a.get("bindings") or [])
+                )
+            if name == "get":
+                return vault_state(await vault.get())
+            if name == "patch":
+                return vault_state(
+                    await vault.patch(
+                        expected_revision=a.get("expected_revision"),
+                        credentials=a.get("credentials"),
+                        bindings=a.get("bindings"),
+                    )
+                )
+            if name == "delete":
+                await vault.delete()
+                return None
+            if name == "list_credentials":
+                return [credential_meta(c) for c in await vault.list_credentials()]
+            if name == "get_credential":
+                return credential_meta(await vault.get_credential(a["name"]))
+            if name == "list_bindings":
+                return [binding_meta(b) for b in await vault.list_bindings()]
+            if name == "get_binding":
+                return binding_meta(await vault.get_binding(a["name"]))
         if op in ("commands.run", "commands.start"):
             sb = await self.sandbox(a)
             opts = RunCommandOpts(

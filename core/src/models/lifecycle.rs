@@ -225,6 +225,59 @@ pub struct Volume {
     pub ossfs: Option<OssfsVolume>,
 }
 
+/// (1.1) A lifecycle command (argv, no shell).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LifecycleHook {
+    /// Program and arguments.
+    pub command: Vec<String>,
+    /// Seconds (server default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u64>,
+}
+
+/// (1.1) A named command run on a schedule while the sandbox runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PeriodicLifecycleHook {
+    /// Unique name.
+    pub name: String,
+    /// Five-field cron or `@hourly`, `@every 30s`, ...
+    pub schedule: String,
+    /// Program and arguments.
+    pub command: Vec<String>,
+    /// Seconds (server default 60, at most 300).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u64>,
+}
+
+/// (1.1) Lifecycle hooks of a sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxLifecycle {
+    /// Runs before the sandbox is reported Running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_start: Option<LifecycleHook>,
+    /// Scheduled hooks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub periodic: Vec<PeriodicLifecycleHook>,
+}
+
+/// (1.1) A confirmed pool allocation (`mode: pool`, `state: allocated`); servers
+/// without pools never send it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxAllocation {
+    /// `pool`.
+    pub mode: String,
+    /// The pool.
+    #[serde(default)]
+    pub pool_ref: String,
+    /// `allocated`.
+    #[serde(default)]
+    pub state: String,
+}
+
 /// Body of `POST /sandboxes`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -271,6 +324,12 @@ pub struct CreateSandboxRequest {
     /// Opaque server extensions.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extensions: BTreeMap<String, String>,
+    /// (1.1) Create from a `Succeeded` template (exclusive with image and snapshot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_id: Option<String>,
+    /// (1.1) Lifecycle hooks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifecycle: Option<SandboxLifecycle>,
 }
 
 /// Sandbox status.
@@ -322,6 +381,9 @@ pub struct SandboxInfo {
     /// Extensions echoed by the server.
     #[serde(default, deserialize_with = "null_default")]
     pub extensions: BTreeMap<String, String>,
+    /// (1.1) Pool allocation (pool-backed sandboxes only).
+    #[serde(default)]
+    pub allocation: Option<SandboxAllocation>,
 }
 
 fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>

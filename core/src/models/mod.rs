@@ -5,8 +5,12 @@
 pub mod egress;
 pub mod execd;
 pub mod lifecycle;
+pub mod templates;
 pub(crate) mod time;
+pub mod vault;
 
 pub use egress::*;
 pub use execd::*;
 pub use lifecycle::*;
+pub use templates::*;
+pub use vault::*;

@@ -29,13 +29,13 @@ const MAX_PAGE_SIZE: u64 = 200;
 type Shared = State<Arc<Control>>;
 
 /// The decoded pairs of a query string, in order (repeated keys kept).
-fn query_pairs(raw: Option<&str>) -> Vec<(String, String)> {
+pub(super) fn query_pairs(raw: Option<&str>) -> Vec<(String, String)> {
     url::form_urlencoded::parse(raw.unwrap_or_default().as_bytes())
         .into_owned()
         .collect()
 }
 
-fn last<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+pub(super) fn last<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
     pairs
         .iter()
         .rev()
@@ -51,7 +51,7 @@ fn all<'a>(pairs: &'a [(String, String)], key: &str) -> Vec<&'a str> {
         .collect()
 }
 
-fn page_params(pairs: &[(String, String)]) -> ApiResult<(u64, u64)> {
+pub(super) fn page_params(pairs: &[(String, String)]) -> ApiResult<(u64, u64)> {
     let number = |name: &str, default: u64, max: u64| -> ApiResult<u64> {
         match last(pairs, name) {
             None => Ok(default),

@@ -101,6 +101,9 @@ impl Control {
         match (method.as_str(), path) {
             ("GET", "/healthz") => return Ok((StatusCode::OK, "ok").into_response()),
             (_, "/policy") => {}
+            (_, p) if p == "/credential-vault" || p.starts_with("/credential-vault/") => {
+                return self.credential_vault(id, method, p, body).await
+            }
             _ => {
                 return Err(ApiError::new(
                     StatusCode::NOT_FOUND,

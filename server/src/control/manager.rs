@@ -110,10 +110,37 @@ impl Control {
         self: &Arc<Self>,
         req: CreateSandboxRequest,
     ) -> ApiResult<SandboxRecord> {
-        let started = std::time::Instant::now();
         // `image.auth` is used for the pull only: the record (stored, echoed) drops it.
         let auth = req.image.as_ref().and_then(|i| i.auth.clone());
-        let mut record = self.validate_create(req)?;
+        let record = self.validate_create(req)?;
+        let id = record.id.clone();
+        let mut volumes = record.volumes.clone();
+        let launched = self.launch(record, auth).await;
+        // A create that fails leaves no pvc claim it made behind.
+        let failed = match &launched {
+            Ok(r) => r.status.state == SandboxState::Failed,
+            Err(_) => true,
+        };
+        if failed && !volumes.is_empty() {
+            super::volumes::remove_created(&self.data_dir, &mut volumes);
+            let lock = self.registry.lock_for(&id);
+            let _guard = lock.lock().await;
+            if let Ok(Some(mut stored)) = self.store.get_sandbox(&id) {
+                stored.volumes = volumes;
+                self.save(&stored)?;
+            }
+        }
+        launched
+    }
+
+    /// Everything after validation: the image, the files, the runtime, readiness and
+    /// the `preStart` hook.
+    async fn launch(
+        self: &Arc<Self>,
+        mut record: SandboxRecord,
+        auth: Option<super::models::ImageAuth>,
+    ) -> ApiResult<SandboxRecord> {
+        let started = std::time::Instant::now();
         let mut pull = record.clone();
         if let Some(image) = pull.image.as_mut() {
             image.auth = auth;
@@ -176,6 +203,13 @@ impl Control {
                 .await
                 .context("restoring a snapshot")??;
         }
+        if let Some(template_id) = &record.template_id {
+            let from = self.template_dir(template_id);
+            let to = paths.fs.clone();
+            tokio::task::spawn_blocking(move || snapshots::restore(&from, &to))
+                .await
+                .context("copying a template's files")??;
+        }
         let lock = self.registry.lock_for(&record.id);
         let guard = lock.lock().await;
         record.transition(SandboxState::Pending, "CREATING", None);
@@ -222,24 +256,54 @@ impl Control {
         );
         if !ready {
             // Answer now with Pending, and keep watching so the sandbox still becomes
-            // Running when a slow agent comes up.
+            // Running when a slow agent comes up (after its preStart hook).
             let control = Arc::clone(self);
             let pending = record.clone();
             tokio::spawn(async move {
                 if control.wait_ready(&pending, LATE_READY_WAIT).await {
+                    if let Err(reason) = control.run_pre_start(&pending).await {
+                        control.fail_pre_start(&pending.id, &reason).await;
+                        return;
+                    }
                     if let Err(err) = control.mark_running(&pending).await {
                         tracing::error!(sandbox = pending.id, error = %err, "marking a sandbox Running");
                     }
                 }
             });
+            let _guard = lock.lock().await;
+            return Ok(self.store.get_sandbox(&record.id)?.unwrap_or(record));
+        }
+        // Hooks run before the sandbox is reported Running; a failed preStart fails
+        // the create (the record stays, Failed, with the hook's output in diagnostics).
+        if let Err(reason) = self.run_pre_start(&record).await {
+            self.fail_pre_start(&record.id, &reason).await;
+            return Err(ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "SANDBOX::PRESTART_FAILED",
+                format!("sandbox {}: {reason}", record.id),
+            ));
         }
         let _guard = lock.lock().await;
         let mut record = self.store.get_sandbox(&record.id)?.unwrap_or(record);
-        if ready && record.status.state == SandboxState::Pending {
+        if record.status.state == SandboxState::Pending {
             record.transition(SandboxState::Running, "RUNNING", None);
             self.save(&record)?;
+            self.start_periodic_hooks(&record);
         }
         Ok(record)
+    }
+
+    /// Stops a sandbox whose preStart hook failed and records why.
+    async fn fail_pre_start(&self, id: &str, reason: &str) {
+        let lock = self.registry.lock_for(id);
+        let _guard = lock.lock().await;
+        let Ok(Some(mut record)) = self.store.get_sandbox(id) else {
+            return;
+        };
+        self.terminate(&mut record, SandboxState::Failed, "PRESTART_FAILED", reason);
+        if let Err(err) = self.save(&record) {
+            tracing::error!(sandbox = id, error = %err, "recording a failed preStart");
+        }
     }
 
     /// Writes a pull's progress into the Pending sandbox's status message.
@@ -266,35 +330,44 @@ impl Control {
         })
     }
 
-    async fn mark_running(&self, pending: &SandboxRecord) -> ApiResult<()> {
+    async fn mark_running(self: &Arc<Self>, pending: &SandboxRecord) -> ApiResult<()> {
         let lock = self.registry.lock_for(&pending.id);
         let _guard = lock.lock().await;
         if let Some(mut record) = self.store.get_sandbox(&pending.id)? {
             if record.status.state == SandboxState::Pending {
                 record.transition(SandboxState::Running, "RUNNING", None);
                 self.save(&record)?;
+                self.start_periodic_hooks(&record);
             }
         }
         Ok(())
     }
 
     fn validate_create(&self, req: CreateSandboxRequest) -> ApiResult<SandboxRecord> {
-        // 1.1 fields this server does not implement yet: a clear 400, never a create
-        // that silently skips the user's hooks or template.
-        if req.template_id.is_some() {
-            return Err(ApiError::not_supported(
-                "`templateId` (templates) is not supported by this server yet",
-            ));
-        }
-        if req.lifecycle.as_ref().is_some_and(|l| !l.is_null()) {
-            return Err(ApiError::not_supported(
-                "`lifecycle` hooks are not supported by this server yet",
-            ));
+        let lifecycle = super::hooks::parse(req.lifecycle.as_ref())?;
+        let template = match &req.template_id {
+            Some(template_id) => Some(self.template_for_create_request(template_id, &req)?),
+            None => None,
+        };
+        let mut req = req;
+        if let Some(t) = &template {
+            req.image = Some(super::models::ImageSpec {
+                uri: t.image.clone(),
+                auth: None,
+            });
+            req.entrypoint = Some(t.entrypoint.clone());
+            req.env = Some(
+                t.env
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Some(v.clone())))
+                    .collect(),
+            );
+            req.resource_limits = Some(t.resource_limits.clone());
         }
         let entrypoint = match (&req.image, &req.snapshot_id) {
             (Some(_), Some(_)) | (None, None) => {
                 return Err(ApiError::invalid(
-                    "exactly one of `image` and `snapshotId` must be given",
+                    "exactly one of `image`, `snapshotId` and `templateId` must be given",
                 ))
             }
             (Some(image), None) => {
@@ -361,15 +434,24 @@ impl Control {
                 "secureAccess is not supported by this server",
             ));
         }
-        if req
-            .credential_proxy
-            .as_ref()
-            .and_then(|c| c.get("enabled"))
-            .and_then(|e| e.as_bool())
-            == Some(true)
-        {
-            return Err(ApiError::not_supported(
-                "credentialProxy is not supported by this server",
+        let credential_proxy = match &req.credential_proxy {
+            None | Some(serde_json::Value::Null) => false,
+            Some(value) => {
+                #[derive(serde::Deserialize)]
+                #[serde(deny_unknown_fields)]
+                struct CredentialProxy {
+                    #[serde(default)]
+                    enabled: bool,
+                }
+                let parsed: CredentialProxy = serde_json::from_value(value.clone())
+                    .map_err(|e| ApiError::invalid(format!("`credentialProxy`: {e}")))?;
+                parsed.enabled
+            }
+        };
+        // As upstream: the credential proxy works inside an egress policy.
+        if credential_proxy && req.network_policy.is_none() {
+            return Err(ApiError::invalid(
+                "`credentialProxy.enabled` requires a `networkPolicy`",
             ));
         }
         let extensions = req.extensions.unwrap_or_default();
@@ -413,8 +495,6 @@ impl Control {
             &resource_requests,
             req.resource_limits.as_ref().unwrap_or(&BTreeMap::new()),
         )?;
-        let mut volumes = req.volumes.unwrap_or_default();
-        self.validate_volumes(&mut volumes)?;
         let env: BTreeMap<String, String> = req
             .env
             .unwrap_or_default()
@@ -436,6 +516,12 @@ impl Control {
             let recorded = snapshots::recorded_image(&self.snapshot_dir(snapshot_id))
                 .with_context(|| format!("reading snapshot {snapshot_id}"))?;
             image = recorded.map(|uri| super::models::ImageSpec { uri, auth: None });
+        }
+        // Last: it may create pvc claims, which a later refusal would leave behind.
+        let mut volumes = req.volumes.unwrap_or_default();
+        if let Err(err) = self.validate_volumes(&mut volumes) {
+            super::volumes::remove_created(&self.data_dir, &mut volumes);
+            return Err(err);
         }
         let id = uuid::Uuid::new_v4().to_string();
         let execd_token_sha256 = security::sha256_hex(self.execd_token(&id).as_bytes());
@@ -468,7 +554,56 @@ impl Control {
             isolation: self.runtime.isolation.name().to_string(),
             deleted: false,
             events: Vec::new(),
+            template_id: template.map(|t| t.template_id),
+            lifecycle,
+            credential_proxy,
         })
+    }
+
+    /// Template mode (protocol.md §2.8): the template must be `Succeeded`, the request
+    /// may name no other source nor anything the template fixes, and needs `timeout`.
+    fn template_for_create_request(
+        &self,
+        template_id: &str,
+        req: &CreateSandboxRequest,
+    ) -> ApiResult<super::templates::TemplateRecord> {
+        if req.image.is_some() || req.snapshot_id.is_some() {
+            return Err(ApiError::invalid(
+                "exactly one of `image`, `snapshotId` and `templateId` must be given",
+            ));
+        }
+        let non_empty_map =
+            |m: &Option<BTreeMap<String, String>>| m.as_ref().is_some_and(|m| !m.is_empty());
+        let set = |v: &Option<serde_json::Value>| v.as_ref().is_some_and(|v| !v.is_null());
+        let fixed = [
+            (
+                "entrypoint",
+                req.entrypoint.as_ref().is_some_and(|e| !e.is_empty()),
+            ),
+            ("env", req.env.as_ref().is_some_and(|e| !e.is_empty())),
+            ("resourceLimits", non_empty_map(&req.resource_limits)),
+            ("resourceRequests", non_empty_map(&req.resource_requests)),
+            (
+                "volumes",
+                req.volumes.as_ref().is_some_and(|v| !v.is_empty()),
+            ),
+            ("platform", req.platform.is_some()),
+            ("credentialProxy", set(&req.credential_proxy)),
+            ("secureAccess", req.secure_access == Some(true)),
+            ("lifecycle", set(&req.lifecycle)),
+        ];
+        if let Some((field, _)) = fixed.iter().find(|(_, given)| *given) {
+            return Err(ApiError::invalid(format!(
+                "`{field}` cannot be set when creating from a template (`templateId`): the \
+                 template fixes it"
+            )));
+        }
+        if req.timeout.is_none() {
+            return Err(ApiError::invalid(
+                "`timeout` is required when creating from a template (`templateId`)",
+            ));
+        }
+        self.template_for_create(template_id)
     }
 
     /// Checks every volume; host volumes get their resolved source as `host.path`
@@ -720,7 +855,10 @@ impl Control {
         );
         record.deleted = true;
         self.save(&record)?;
-        super::volumes::cleanup(&self.data_dir, &record.volumes);
+        super::volumes::cleanup(&self.data_dir, &mut record.volumes);
+        if let Err(err) = self.store.delete_vault(id) {
+            tracing::warn!(sandbox = id, error = %err, "removing a deleted sandbox's credential vault");
+        }
         let base = self.runtime.paths(id).base;
         tokio::task::spawn_blocking(move || {
             if let Err(err) = std::fs::remove_dir_all(&base) {
@@ -874,12 +1012,15 @@ impl Control {
             "TTL_EXPIRED",
             "the sandbox's timeout expired",
         );
+        // Expiry ends the sandbox like a delete does: its claims go too.
+        super::volumes::cleanup(&self.data_dir, &mut record.volumes);
         self.save(&record)
     }
 
     /// Re-attaches to sandboxes that outlived a restart; records the others as failed.
     pub async fn recover(self: &Arc<Self>) -> anyhow::Result<()> {
         self.recover_warm()?;
+        self.recover_templates()?;
         for mut record in self.store.all_sandboxes()? {
             if record.deleted || record.status.state.is_terminal() {
                 continue;
@@ -900,6 +1041,7 @@ impl Control {
                     }
                     self.registry.set_expiry(&record.id, record.expires_at);
                     self.watch_adopted(record.id.clone(), pid, record.pid_start);
+                    self.start_periodic_hooks(&record);
                 }
                 _ => {
                     // Also when no pid was recorded (the server died during create):

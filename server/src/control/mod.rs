@@ -14,6 +14,10 @@
 //! - [`agent_client`]: HTTP to a sandbox's agent over its Unix socket.
 //! - [`proxy`]: the per-sandbox proxy route.
 //! - [`egress`]: the egress policy API.
+//! - [`vault`]: the credential vault on the egress API (stored, not enforced).
+//! - [`templates`]: `/templates` and template builds (image snapshots).
+//! - [`hooks`]: lifecycle hooks (`preStart`, `periodic`) run through the agent;
+//!   [`schedule`]: their cron schedules.
 //! - [`diagnostics`]: logs and events of a sandbox.
 //! - [`api`]: lifecycle HTTP handlers.
 //! - [`http`]: request ids, API-key auth, fallbacks.
@@ -26,6 +30,7 @@ pub mod config;
 pub mod diagnostics;
 pub mod egress;
 pub mod error;
+pub mod hooks;
 pub mod http;
 pub mod listener;
 pub mod manager;
@@ -36,9 +41,12 @@ pub mod oci;
 pub mod proxy;
 pub mod resources;
 pub mod runtime;
+pub mod schedule;
 pub mod security;
 pub mod snapshots;
 pub mod store;
+pub mod templates;
+pub mod vault;
 pub mod volumes;
 pub mod warm;
 
@@ -108,6 +116,10 @@ pub fn routes_table() -> Vec<(&'static str, &'static str)> {
         ("PATCH", "/sandboxes/{sandboxId}/networkpolicy"),
         ("DELETE", "/sandboxes/{sandboxId}/networkpolicy"),
         ("POST", "/metrics/events"),
+        ("POST", "/templates"),
+        ("GET", "/templates"),
+        ("GET", "/templates/{templateId}"),
+        ("DELETE", "/templates/{templateId}"),
     ];
     for method in ["GET", "POST", "PUT", "PATCH", "DELETE"] {
         table.push((method, "/sandboxes/{sandboxId}/proxy/{port}/{path}"));
@@ -116,6 +128,17 @@ pub fn routes_table() -> Vec<(&'static str, &'static str)> {
         table.push((method, "egress:/policy"));
     }
     table.push(("GET", "egress:/healthz"));
+    for method in ["POST", "GET", "PATCH", "DELETE"] {
+        table.push((method, "egress:/credential-vault"));
+    }
+    for path in [
+        "egress:/credential-vault/credentials",
+        "egress:/credential-vault/credentials/{credential_name}",
+        "egress:/credential-vault/bindings",
+        "egress:/credential-vault/bindings/{binding_name}",
+    ] {
+        table.push(("GET", path));
+    }
     table
 }
 
@@ -169,6 +192,11 @@ fn api_routes(control: &Arc<Control>) -> Router<Arc<Control>> {
                 .delete(networkpolicy::delete_policy),
         )
         .route("/metrics/events", post(metrics::post_event))
+        .route("/templates", post(templates::create).get(templates::list))
+        .route(
+            "/templates/{template_id}",
+            get(templates::get).delete(templates::delete),
+        )
         .route_layer(axum::middleware::from_fn_with_state(
             Arc::clone(control),
             http::require_api_key,

@@ -187,9 +187,9 @@ pub struct CreateSandboxRequest {
     pub secure_access: Option<bool>,
     pub volumes: Option<Vec<Volume>>,
     pub extensions: Option<BTreeMap<String, String>>,
-    /// (1.1) Not implemented yet: refused rather than ignored (see `manager`).
+    /// (1.1) Create from a `Succeeded` template (`templates`).
     pub template_id: Option<String>,
-    /// (1.1) Lifecycle hooks; not implemented yet, refused rather than ignored.
+    /// (1.1) Lifecycle hooks, checked by `hooks::parse`.
     pub lifecycle: Option<serde_json::Value>,
 }
 
@@ -234,6 +234,15 @@ pub struct SandboxRecord {
     /// Lifecycle events, served by the diagnostics routes.
     #[serde(default)]
     pub events: Vec<LifecycleEvent>,
+    /// (1.1) The template this sandbox was created from (`templates`).
+    #[serde(default)]
+    pub template_id: Option<String>,
+    /// (1.1) Its lifecycle hooks (`hooks`).
+    #[serde(default)]
+    pub lifecycle: Option<super::hooks::Lifecycle>,
+    /// (1.1) Created with `credentialProxy.enabled`: the credential vault is open.
+    #[serde(default)]
+    pub credential_proxy: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

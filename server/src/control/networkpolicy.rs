@@ -78,7 +78,14 @@ pub async fn get_policy(
 ) -> ApiResult<Json<Value>> {
     let record = control.sandbox(&id)?;
     let current = effective(record.network_policy.as_ref());
-    let mut reply = status(&current, NOT_ENFORCED.to_string());
+    let mut reason = NOT_ENFORCED.to_string();
+    if control.has_vault(&id) {
+        reason.push_str(&format!(
+            "; credential vault {}",
+            super::vault::NOT_ENFORCED
+        ));
+    }
+    let mut reply = status(&current, reason);
     reply["policy"] =
         serde_json::to_value(&current).map_err(|e| ApiError::internal(e.to_string()))?;
     Ok(Json(reply))

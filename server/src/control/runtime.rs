@@ -316,6 +316,35 @@ impl Runtime {
         }
     }
 
+    /// Pulls and unpacks image `uri` for a template build: its digest in the cache
+    /// under an OCI runtime, `None` under bubblewrap (which runs no image).
+    pub async fn prepare_image_uri(&self, uri: &str) -> super::error::ApiResult<Option<String>> {
+        match &self.isolation {
+            Isolation::Oci(oci) => oci
+                .prepare_template_image(uri)
+                .await
+                .map(Some)
+                .map_err(|e| {
+                    super::error::ApiError::bad_request("SANDBOX::IMAGE_PULL_FAILED", e.0)
+                }),
+            _ => Ok(None),
+        }
+    }
+
+    /// Checks `resourceLimits` against the runtime's grammar and maxima (OCI runtimes;
+    /// bubblewrap applies no limits).
+    pub fn check_limits(
+        &self,
+        limits: &std::collections::BTreeMap<String, String>,
+    ) -> super::error::ApiResult<()> {
+        match &self.isolation {
+            Isolation::Oci(oci) => super::oci::cgroups::Limits::from_request(limits, &oci.defaults)
+                .map(|_| ())
+                .map_err(|e| super::error::ApiError::invalid(format!("{e:#}"))),
+            _ => Ok(()),
+        }
+    }
+
     /// Whether preparing this sandbox's image pulls from a registry (an OCI runtime and
     /// an image that is neither `oci:` nor `docker-archive:`).
     pub fn pulls_image(&self, record: &SandboxRecord) -> Option<String> {

@@ -40,7 +40,7 @@ struct Source {
 }
 
 /// Writes `source.json` into `dir` (atomically: a temporary file renamed over it).
-fn write_source(dir: &Path, image: Option<&str>) -> Result<()> {
+pub(super) fn write_source(dir: &Path, image: Option<&str>) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let body = serde_json::to_vec(&Source {
         image: image.map(str::to_string),
@@ -353,48 +353,22 @@ impl Control {
             created_at: now,
         };
         self.store.put_snapshot(&snapshot)?;
-        let paths = self.runtime.paths(sandbox_id);
-        // Under an OCI runtime on overlayfs, what the sandbox changed in its image too.
-        let upper = match &self.runtime.isolation {
-            Isolation::Oci(oci) => oci.upper_dir(&paths),
-            _ => None,
-        };
-        let fs = paths.fs;
         let dir = self.snapshot_dir(&snapshot.id);
         let control = Arc::clone(self);
         let mut finished = snapshot.clone();
         let image = record.image.map(|i| i.uri);
+        let sandbox_id = sandbox_id.to_string();
         tokio::spawn(async move {
-            let copy = tokio::task::spawn_blocking(move || {
-                write_source(&dir, image.as_deref())?;
-                let files = Copy {
-                    owners: Owners::Inside,
-                    overlay: false,
-                };
-                for (name, _) in WRITABLE_DIRS {
-                    copy_tree_with(&fs.join(name), &dir.join(name), files)?;
-                }
-                if let Some(upper) = upper {
-                    let layer = Copy {
-                        owners: Owners::Inside,
-                        overlay: true,
-                    };
-                    copy_tree_with(&upper, &dir.join(super::oci::SNAPSHOT_UPPER), layer)?;
-                }
-                anyhow::Ok(())
-            })
-            .await;
+            let copy = match write_source(&dir, image.as_deref()) {
+                Ok(()) => control.copy_sandbox_files(&sandbox_id, &dir).await,
+                Err(e) => Err(e),
+            };
             match copy {
-                Ok(Ok(())) => finished.set_state(SnapshotState::Ready, "READY", None),
-                Ok(Err(err)) => finished.set_state(
-                    SnapshotState::Failed,
-                    "COPY_FAILED",
-                    Some(format!("{err:#}")),
-                ),
+                Ok(()) => finished.set_state(SnapshotState::Ready, "READY", None),
                 Err(err) => finished.set_state(
                     SnapshotState::Failed,
                     "COPY_FAILED",
-                    Some(format!("snapshot task failed: {err}")),
+                    Some(format!("{err:#}")),
                 ),
             }
             // Deleted while copying: leave no record behind.
@@ -409,6 +383,38 @@ impl Control {
             }
         });
         Ok(snapshot)
+    }
+
+    /// Copies what sandbox `sandbox_id` wrote (its writable directories and, under an
+    /// OCI runtime on overlayfs, the changes to its image) into `dir` (a snapshot's or
+    /// a template's), never following a link the sandbox planted.
+    pub async fn copy_sandbox_files(&self, sandbox_id: &str, dir: &Path) -> Result<()> {
+        let paths = self.runtime.paths(sandbox_id);
+        let upper = match &self.runtime.isolation {
+            Isolation::Oci(oci) => oci.upper_dir(&paths),
+            _ => None,
+        };
+        let fs = paths.fs;
+        let dir = dir.to_path_buf();
+        tokio::task::spawn_blocking(move || {
+            let files = Copy {
+                owners: Owners::Inside,
+                overlay: false,
+            };
+            for (name, _) in WRITABLE_DIRS {
+                copy_tree_with(&fs.join(name), &dir.join(name), files)?;
+            }
+            if let Some(upper) = upper {
+                let layer = Copy {
+                    owners: Owners::Inside,
+                    overlay: true,
+                };
+                copy_tree_with(&upper, &dir.join(super::oci::SNAPSHOT_UPPER), layer)?;
+            }
+            anyhow::Ok(())
+        })
+        .await
+        .context("the copy task failed")?
     }
 
     pub fn snapshot(&self, id: &str) -> ApiResult<Snapshot> {

@@ -1,4 +1,5 @@
-//! Durable state: sandbox and snapshot records in SQLite, so they survive a restart.
+//! Durable state: sandbox, snapshot and template records and credential vaults in
+//! SQLite, so they survive a restart.
 //!
 //! Each record is stored whole as JSON next to the few columns that queries need. The
 //! connection sits behind a mutex; every statement is a single-row write or a short
@@ -11,6 +12,8 @@ use anyhow::{Context, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::models::{rfc3339, SandboxRecord, Snapshot};
+use super::templates::TemplateRecord;
+use super::vault::StoredVault;
 
 pub struct Store {
     conn: Mutex<Connection>,
@@ -45,6 +48,15 @@ impl Store {
              CREATE TABLE IF NOT EXISTS warm_containers (
                  id TEXT PRIMARY KEY,
                  created_at TEXT NOT NULL
+             );
+             CREATE TABLE IF NOT EXISTS templates (
+                 id TEXT PRIMARY KEY,
+                 created_at TEXT NOT NULL,
+                 record TEXT NOT NULL
+             );
+             CREATE TABLE IF NOT EXISTS credential_vaults (
+                 sandbox_id TEXT PRIMARY KEY,
+                 record TEXT NOT NULL
              );",
         )
         .with_context(|| format!("initialising the database {}", path.display()))?;
@@ -212,6 +224,104 @@ impl Store {
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .context("reading a warm container row")
     }
+
+    pub fn put_template(&self, template: &TemplateRecord) -> Result<()> {
+        let json = serde_json::to_string(template).context("encoding a template record")?;
+        self.conn()
+            .execute(
+                "INSERT INTO templates (id, created_at, record) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(id) DO UPDATE SET record = ?3",
+                params![template.template_id, rfc3339(&template.created_at), json],
+            )
+            .with_context(|| format!("storing template {}", template.template_id))?;
+        Ok(())
+    }
+
+    pub fn get_template(&self, id: &str) -> Result<Option<TemplateRecord>> {
+        self.get_json("templates", "id", id)
+    }
+
+    /// Every template, oldest first.
+    pub fn all_templates(&self) -> Result<Vec<TemplateRecord>> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT id, record FROM templates ORDER BY created_at, id")
+            .context("listing templates")?;
+        let rows = stmt
+            .query_map([], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })
+            .context("listing templates")?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, json) = row.context("reading a template row")?;
+            out.push(
+                serde_json::from_str(&json)
+                    .with_context(|| format!("decoding template record {id}"))?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Deletes a template's record; tells whether there was one.
+    pub fn delete_template(&self, id: &str) -> Result<bool> {
+        let n = self
+            .conn()
+            .execute("DELETE FROM templates WHERE id = ?1", params![id])
+            .with_context(|| format!("deleting template {id}"))?;
+        Ok(n > 0)
+    }
+
+    /// A sandbox's credential vault as stored (credential values encrypted).
+    pub fn get_vault(&self, sandbox_id: &str) -> Result<Option<StoredVault>> {
+        self.get_json("credential_vaults", "sandbox_id", sandbox_id)
+    }
+
+    pub fn put_vault(&self, sandbox_id: &str, vault: &StoredVault) -> Result<()> {
+        let json = serde_json::to_string(vault).context("encoding a credential vault")?;
+        self.conn()
+            .execute(
+                "INSERT INTO credential_vaults (sandbox_id, record) VALUES (?1, ?2)
+                 ON CONFLICT(sandbox_id) DO UPDATE SET record = ?2",
+                params![sandbox_id, json],
+            )
+            .with_context(|| format!("storing the credential vault of sandbox {sandbox_id}"))?;
+        Ok(())
+    }
+
+    /// Deletes a sandbox's vault; tells whether there was one.
+    pub fn delete_vault(&self, sandbox_id: &str) -> Result<bool> {
+        let n = self
+            .conn()
+            .execute(
+                "DELETE FROM credential_vaults WHERE sandbox_id = ?1",
+                params![sandbox_id],
+            )
+            .with_context(|| format!("deleting the credential vault of sandbox {sandbox_id}"))?;
+        Ok(n > 0)
+    }
+
+    /// The `record` column of the row of `table` whose `key` is `id`, decoded.
+    fn get_json<T: serde::de::DeserializeOwned>(
+        &self,
+        table: &str,
+        key: &str,
+        id: &str,
+    ) -> Result<Option<T>> {
+        let json: Option<String> = self
+            .conn()
+            .query_row(
+                &format!("SELECT record FROM {table} WHERE {key} = ?1"),
+                params![id],
+                |row| row.get(0),
+            )
+            .optional()
+            .with_context(|| format!("reading {table} row {id}"))?;
+        json.map(|json| {
+            serde_json::from_str(&json).with_context(|| format!("decoding {table} row {id}"))
+        })
+        .transpose()
+    }
 }
 
 #[cfg(test)]
@@ -249,6 +359,9 @@ mod tests {
             isolation: "none".into(),
             deleted: false,
             events: vec![],
+            template_id: None,
+            lifecycle: None,
+            credential_proxy: false,
         }
     }
 

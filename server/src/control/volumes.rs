@@ -141,20 +141,44 @@ fn create_beneath(dir: &Path, sub: &str) -> std::io::Result<std::path::PathBuf> 
 }
 
 /// Removes the claims of `volumes` that ask for `deleteOnSandboxTermination` and that
-/// this sandbox created. Best effort: a failure is logged, the sandbox is gone anyway.
-pub fn cleanup(data_dir: &Path, volumes: &[Volume]) {
+/// this sandbox created (on delete and on TTL expiry). Best effort: a failure is
+/// logged, the sandbox is gone anyway. Each claim removed loses its mark, so a later
+/// call (a DELETE after the expiry) never removes a claim of the same name that
+/// another sandbox made since.
+pub fn cleanup(data_dir: &Path, volumes: &mut [Volume]) {
+    remove_claims(data_dir, volumes, false);
+}
+
+/// Removes every claim a failed create made (`deleteOnSandboxTermination` or not):
+/// a create that fails leaves nothing behind.
+pub fn remove_created(data_dir: &Path, volumes: &mut [Volume]) {
+    remove_claims(data_dir, volumes, true);
+}
+
+fn remove_claims(data_dir: &Path, volumes: &mut [Volume], failed_create: bool) {
     for v in volumes {
-        let Some(value) = &v.pvc else { continue };
+        let Some(value) = v.pvc.as_mut() else {
+            continue;
+        };
         let Ok(spec) = parse(value, &v.name) else {
             continue;
         };
         let created = value.get(CREATED_MARK).and_then(|c| c.as_bool()) == Some(true);
-        if !spec.delete_on_sandbox_termination || !created || !check_claim_name(&spec.claim_name) {
+        let wanted = failed_create || spec.delete_on_sandbox_termination;
+        if !wanted || !created || !check_claim_name(&spec.claim_name) {
             continue;
         }
         let dir = volumes_dir(data_dir).join(&spec.claim_name);
-        if let Err(err) = std::fs::remove_dir_all(&dir) {
-            tracing::warn!(dir = %dir.display(), error = %err, "removing a pvc volume on termination");
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => {
+                tracing::warn!(dir = %dir.display(), error = %err, "removing a pvc volume");
+                continue;
+            }
+        }
+        if let Some(obj) = value.as_object_mut() {
+            obj.insert(CREATED_MARK.to_string(), serde_json::Value::Bool(false));
         }
     }
 }
@@ -209,10 +233,32 @@ mod tests {
             None,
         );
         resolve_pvc(dir.path(), &mut second).unwrap();
-        cleanup(dir.path(), &[second]);
+        cleanup(dir.path(), std::slice::from_mut(&mut second));
         assert!(dir.path().join("volumes/cache").is_dir());
-        cleanup(dir.path(), &[v]);
+        let mut vs = [v];
+        cleanup(dir.path(), &mut vs);
         assert!(!dir.path().join("volumes/cache").exists());
+        // Made again by another sandbox: a second cleanup of the first (a DELETE after
+        // its TTL expiry) leaves it alone.
+        std::fs::create_dir_all(dir.path().join("volumes/cache")).unwrap();
+        cleanup(dir.path(), &mut vs);
+        assert!(dir.path().join("volumes/cache").is_dir());
+    }
+
+    #[test]
+    fn a_failed_create_removes_the_claims_it_made() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("volumes/kept")).unwrap();
+        let mut vs = [
+            volume(json!({"claimName": "made"}), None),
+            volume(json!({"claimName": "kept"}), None),
+        ];
+        for v in &mut vs {
+            resolve_pvc(dir.path(), v).unwrap();
+        }
+        remove_created(dir.path(), &mut vs);
+        assert!(!dir.path().join("volumes/made").exists());
+        assert!(dir.path().join("volumes/kept").is_dir());
     }
 
     #[test]

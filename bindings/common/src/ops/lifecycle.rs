@@ -3,8 +3,9 @@
 //! diagnostics.
 
 use opensandbox_core::models::{
-    CredentialProxyConfig, HostVolume, ImageAuth, ImageSpec, NetworkPolicy, NetworkRule,
-    OssfsVolume, PlatformSpec, PvcVolume, SandboxFilter, SnapshotFilter, Volume,
+    CredentialProxyConfig, HostVolume, ImageAuth, ImageSpec, LifecycleHook, NetworkPolicy,
+    NetworkRule, OssfsVolume, PeriodicLifecycleHook, PlatformSpec, PvcVolume, SandboxFilter,
+    SandboxLifecycle, SnapshotFilter, Volume,
 };
 use opensandbox_core::{ConnectOptions, Sandbox, SandboxCreateOptions};
 use serde_json::{json, Value};
@@ -119,6 +120,36 @@ fn create_options(op: &str, a: &CreateArgs) -> Result<SandboxCreateOptions, OpEr
     }
     opts.secure_access = a.secure_access;
     opts.skip_health_check = a.skip_health_check;
+    opts.resource_requests = a.resource_requests.clone();
+    opts.template_id = a.template_id.clone();
+    opts.lifecycle = a.lifecycle.as_ref().map(|l| SandboxLifecycle {
+        pre_start: l.pre_start.as_ref().map(|h| LifecycleHook {
+            command: h.command.clone(),
+            timeout_seconds: h.timeout_seconds,
+        }),
+        periodic: l
+            .periodic
+            .iter()
+            .map(|h| PeriodicLifecycleHook {
+                name: h.name.clone(),
+                schedule: h.schedule.clone(),
+                command: h.command.clone(),
+                timeout_seconds: h.timeout_seconds,
+            })
+            .collect(),
+    });
+    if opts.template_id.is_some() {
+        // The template fixes the entrypoint and the limits: the SDK defaults would only
+        // be refused by the server.
+        if a.entrypoint.is_some() || a.resource.is_some() {
+            return Err(OpError::invalid(
+                op,
+                format!("{op}: `entrypoint` and `resource` cannot go with `template_id`"),
+            ));
+        }
+        opts.entrypoint = Vec::new();
+        opts.resource = Default::default();
+    }
     Ok(opts)
 }
 

@@ -6,6 +6,8 @@ pub mod code;
 pub mod commands;
 pub mod files;
 pub mod lifecycle;
+pub mod templates;
+pub mod vault;
 
 use serde_json::Value;
 
@@ -88,6 +90,18 @@ op_table! {
     "manager.get_snapshot" => SnapshotIdArgs, lifecycle::manager_get_snapshot, "SnapshotInfo";
     "manager.delete_snapshot" => SnapshotIdArgs, lifecycle::manager_delete_snapshot, "null";
     "manager.list_snapshots" => ListSnapshotsArgs, lifecycle::manager_list_snapshots, "PagedSnapshotInfos";
+    "manager.create_template" => templates::CreateTemplateArgs, templates::create_template, "TemplateInfo";
+    "manager.get_template" => templates::TemplateIdArgs, templates::get_template, "TemplateInfo";
+    "manager.list_templates" => templates::ListTemplatesArgs, templates::list_templates, "PagedTemplateInfos";
+    "manager.delete_template" => templates::TemplateIdArgs, templates::delete_template, "null";
+    "credential_vault.create" => vault::CreateVaultArgs, vault::create, "CredentialVaultState";
+    "credential_vault.get" => SandboxArgs, vault::get, "CredentialVaultState";
+    "credential_vault.patch" => vault::PatchVaultArgs, vault::patch, "CredentialVaultState";
+    "credential_vault.delete" => SandboxArgs, vault::delete, "null";
+    "credential_vault.list_credentials" => SandboxArgs, vault::list_credentials, "CredentialMetadata[]";
+    "credential_vault.get_credential" => vault::VaultItemArgs, vault::get_credential, "CredentialMetadata";
+    "credential_vault.list_bindings" => SandboxArgs, vault::list_bindings, "CredentialBindingMetadata[]";
+    "credential_vault.get_binding" => vault::VaultItemArgs, vault::get_binding, "CredentialBindingMetadata";
     "commands.run" => RunArgs, commands::run, "Execution";
     "commands.start" => RunArgs, commands::start, "RunHandle";
     "commands.run_in_session" => SessionRunArgs, commands::run_in_session, "Execution";

@@ -7,9 +7,9 @@ from datetime import timedelta
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Union
 
 from opensandbox import _bridge
-from opensandbox._args import connect_args, create_args
+from opensandbox._args import connect_args, create_args, template_create_args
 from opensandbox.config.connection import ConnectionConfig
-from opensandbox.exceptions import SandboxReadyTimeoutException
+from opensandbox.exceptions import SandboxException, SandboxReadyTimeoutException
 from opensandbox.models.diagnostics import DiagnosticContent
 from opensandbox.models.sandboxes import (
     NetworkPolicy,
@@ -18,11 +18,12 @@ from opensandbox.models.sandboxes import (
     SandboxImageSpec,
     SandboxInfo,
     SandboxMetrics,
+    SandboxOrigin,
     SandboxRenewResponse,
     SnapshotInfo,
 )
 from opensandbox.services.command import Commands
-from opensandbox.services.egress import Egress
+from opensandbox.services.egress import CredentialVault, Egress
 from opensandbox.services.filesystem import Filesystem
 from opensandbox.services.metrics import Metrics
 
@@ -34,8 +35,11 @@ class Sandbox:
     ``async with`` closes local resources on exit (it does not kill the sandbox).
     """
 
-    def __init__(self, sandbox_id: str, connection_config: ConnectionConfig) -> None:
+    def __init__(
+        self, sandbox_id: str, connection_config: ConnectionConfig, origin: str = SandboxOrigin.UNKNOWN
+    ) -> None:
         self._id = sandbox_id
+        self._origin = origin
         self._config = connection_config
         client = connection_config._client()
         self._client = client
@@ -67,6 +71,19 @@ class Sandbox:
     @property
     def egress(self) -> Egress:
         """Egress policy."""
+        return self._egress
+
+    @property
+    def origin(self) -> str:
+        """``SandboxOrigin.TEMPLATE`` for a sandbox made by :meth:`create_from_template`."""
+        return self._origin
+
+    @property
+    def credential_vault(self) -> CredentialVault:
+        """The sandbox's credential vault (needs ``credential_proxy`` at create). Like the
+        official SDK, refused for template-backed sandboxes."""
+        if self._origin == SandboxOrigin.TEMPLATE:
+            raise SandboxException("credential_vault is not available for template-backed sandboxes")
         return self._egress
 
     @property
@@ -175,8 +192,9 @@ class Sandbox:
         health_check: Optional[Callable[["Sandbox"], Awaitable[bool]]],
         ready_timeout: timedelta,
         polling: timedelta,
+        origin: str = SandboxOrigin.UNKNOWN,
     ) -> "Sandbox":
-        sb = cls(sandbox_id, config)
+        sb = cls(sandbox_id, config, origin)
         if health_check is not None:
             deadline = time.monotonic() + ready_timeout.total_seconds()
             while not await health_check(sb):
@@ -234,12 +252,57 @@ class Sandbox:
                 "lifecycle": lifecycle,
             },
         )
+        return await cls._create(config, args, health_check, ready_timeout, health_check_polling_interval)
+
+    @classmethod
+    async def _create(
+        cls,
+        config: ConnectionConfig,
+        args: Dict[str, Any],
+        health_check: Optional[Callable[["Sandbox"], Awaitable[bool]]],
+        ready_timeout: timedelta,
+        polling: timedelta,
+        origin: str = SandboxOrigin.UNKNOWN,
+    ) -> "Sandbox":
         r = await _bridge.acall(config._client(), "sandbox.create", args)
         try:
-            return await cls._finish(r["id"], config, health_check, ready_timeout, health_check_polling_interval)
+            return await cls._finish(r["id"], config, health_check, ready_timeout, polling, origin)
         except BaseException:
             await _bridge.acall(config._client(), "manager.kill_sandbox", {"sandbox_id": r["id"]})
             raise
+
+    @classmethod
+    async def create_from_template(
+        cls,
+        template_id: str,
+        *,
+        timeout: timedelta,
+        ready_timeout: timedelta = timedelta(seconds=30),
+        metadata: Optional[Dict[str, str]] = None,
+        network_policy: Optional[NetworkPolicy] = None,
+        extensions: Optional[Dict[str, str]] = None,
+        connection_config: Optional[ConnectionConfig] = None,
+        health_check: Optional[Callable[["Sandbox"], Awaitable[bool]]] = None,
+        health_check_polling_interval: timedelta = timedelta(milliseconds=200),
+        skip_health_check: bool = False,
+    ) -> "Sandbox":
+        """Creates a sandbox from a ``Succeeded`` template (its image, entrypoint, env and
+        limits); only metadata, network policy and extensions go with it, and the timeout
+        is required."""
+        config = connection_config or ConnectionConfig()
+        args = template_create_args(
+            template_id,
+            timeout,
+            ready_timeout,
+            metadata,
+            network_policy,
+            extensions,
+            health_check_polling_interval,
+            skip_health_check or health_check is not None,
+        )
+        return await cls._create(
+            config, args, health_check, ready_timeout, health_check_polling_interval, SandboxOrigin.TEMPLATE
+        )
 
     @classmethod
     async def connect(

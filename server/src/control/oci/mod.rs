@@ -297,20 +297,39 @@ impl OciRuntime {
                     .into(),
             )
         })?;
+        let credentials = record
+            .image
+            .as_ref()
+            .and_then(|i| i.auth.as_ref())
+            .map(|a| registry::Credentials {
+                username: a.username.clone(),
+                password: a.password.clone(),
+            });
+        self.prepare_uri(&uri, credentials, progress)
+            .await
+            .map(|_| ())
+    }
+
+    /// Pulls (anonymously) and unpacks image `uri` for a template build; its digest in
+    /// the cache.
+    pub async fn prepare_template_image(&self, uri: &str) -> Result<String, ImageError> {
+        Ok(self.prepare_uri(uri, None, None).await?.digest)
+    }
+
+    async fn prepare_uri(
+        &self,
+        uri: &str,
+        credentials: Option<registry::Credentials>,
+        progress: Option<registry::ProgressFn>,
+    ) -> Result<CachedImage, ImageError> {
+        let uri = uri.to_string();
         let local = if uri.starts_with("oci:") || uri.starts_with("docker-archive:") {
             uri.clone()
         } else {
             let pulls = self.images.dir().join("pulls");
             // `image.auth` of the request: used for this pull only, never stored.
             let opts = registry::PullOptions {
-                credentials: record
-                    .image
-                    .as_ref()
-                    .and_then(|i| i.auth.as_ref())
-                    .map(|a| registry::Credentials {
-                        username: a.username.clone(),
-                        password: a.password.clone(),
-                    }),
+                credentials,
                 progress,
             };
             let local = registry::pull_with(&uri, self.registry_mirror.as_deref(), &pulls, &opts)
@@ -326,9 +345,7 @@ impl OciRuntime {
         // Unpacking is blocking work; the store serialises concurrent unpacks itself.
         let images: &ImageStore = &self.images;
         let result = tokio::task::block_in_place(|| images.ensure(&local, ID_BASE));
-        result
-            .map(|_| ())
-            .map_err(|e| ImageError(format!("image {uri:?}: {e:#}")))
+        result.map_err(|e| ImageError(format!("image {uri:?}: {e:#}")))
     }
 
     fn ensure_image(&self, record: &SandboxRecord) -> Result<CachedImage> {
@@ -556,10 +573,13 @@ impl OciRuntime {
     /// A sandbox restored from a snapshot starts with the snapshot's overlay layer
     /// (once: not again when the rootfs is mounted already, after a restart).
     fn restore_upper(&self, record: &SandboxRecord, layer: &Path, rootfs: &Path) -> Result<()> {
-        let Some(snapshot_id) = &record.snapshot_id else {
-            return Ok(());
+        // A template is kept in the snapshot layout, under `DATA_DIR/templates`.
+        let (source, saved) = match (&record.snapshot_id, &record.template_id) {
+            (Some(id), _) => (id, self.snapshots_dir.join(id)),
+            (None, Some(id)) => (id, self.snapshots_dir.with_file_name("templates").join(id)),
+            (None, None) => return Ok(()),
         };
-        let saved = self.snapshots_dir.join(snapshot_id).join(SNAPSHOT_UPPER);
+        let saved = saved.join(SNAPSHOT_UPPER);
         let upper = layer.join("upper");
         if !self.overlay || !saved.is_dir() || is_mount_point(rootfs) || upper.exists() {
             return Ok(());
@@ -572,7 +592,7 @@ impl OciRuntime {
                 overlay: true,
             },
         )
-        .with_context(|| format!("restoring the image changes of snapshot {snapshot_id}"))
+        .with_context(|| format!("restoring the image changes of {source}"))
     }
 
     fn mount_rootfs(&self, lower: &Path, rootfs: &Path, layer: &Path) -> Result<()> {
@@ -609,10 +629,14 @@ impl OciRuntime {
     /// The key of the warm pool a sandbox could be taken from (its image's manifest
     /// digest), or `None` when it cannot be started ahead of its request: a warm
     /// container is made before anyone knows the request, so it has no volumes, no
-    /// restored snapshot, the default disk, and an overlay (a copied rootfs costs what
-    /// a cold start costs anyway).
+    /// restored snapshot or template files, the default disk, and an overlay (a copied
+    /// rootfs costs what a cold start costs anyway).
     pub fn warm_key(&self, record: &SandboxRecord) -> Result<Option<String>> {
-        if !self.overlay || !record.volumes.is_empty() || record.snapshot_id.is_some() {
+        if !self.overlay
+            || !record.volumes.is_empty()
+            || record.snapshot_id.is_some()
+            || record.template_id.is_some()
+        {
             return Ok(None);
         }
         let limits = cgroups::Limits::from_request(&record.resource_limits, &self.defaults)?;

@@ -115,7 +115,7 @@ class PVC(BaseModel):
     """A named (persistent) volume backend."""
 
     claim_name: str = Field(alias="claimName")
-    create_if_not_exists: bool = Field(default=False, alias="createIfNotExists")
+    create_if_not_exists: bool = Field(default=True, alias="createIfNotExists")
     delete_on_sandbox_termination: bool = Field(default=False, alias="deleteOnSandboxTermination")
     storage_class: Optional[str] = Field(default=None, alias="storageClass")
     storage: Optional[str] = None
@@ -199,6 +199,7 @@ class SandboxInfo(BaseModel):
     platform: Optional[PlatformSpec] = None
     metadata: Optional[Dict[str, str]] = None
     extensions: Optional[Dict[str, str]] = None
+    allocation: Optional["SandboxAllocation"] = None
 
 
 class SandboxCreateResponse(BaseModel):
@@ -323,8 +324,7 @@ class CreateSnapshotRequest(BaseModel):
     name: Optional[str] = None
 
 
-# Credential vault models (1.1). The reference server has no credential vault API yet;
-# the models are here so code written against 1.1.1 imports and validates its data.
+# Credential vault models (1.1): ``sandbox.credential_vault``.
 
 
 class InlineCredentialSource(BaseModel):
@@ -459,6 +459,9 @@ class CredentialVaultPatchRequest(BaseModel):
 
     model_config = ConfigDict(populate_by_name=True)
 
+
+# `SandboxInfo.allocation` names a model defined after it.
+SandboxInfo.model_rebuild()
 
 __all__ = [
     "SandboxOrigin",

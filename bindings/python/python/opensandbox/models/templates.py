@@ -1,16 +1,13 @@
-"""Template models (``opensandbox.models.templates``, the 1.1 ``/templates`` API).
-
-The models are here so code written against the official 1.1.1 SDK (the ``osb template``
-commands among it) imports and validates its input; the reference server does not serve
-``/templates`` yet, so there are no template calls on the manager.
-"""
+"""Template models (``opensandbox.models.templates``, the 1.1 ``/templates`` API):
+``SandboxManager.create_template`` / ``get_template`` / ``list_templates`` /
+``delete_template`` and ``Sandbox.create_from_template``."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Dict, List, Optional
+from typing import Dict, List, Literal, Optional, Set
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from opensandbox.models.sandboxes import PaginationInfo
 
@@ -22,6 +19,11 @@ class TemplatePhase:
     BUILDING = "Building"
     SUCCEEDED = "Succeeded"
     FAILED = "Failed"
+
+    @classmethod
+    def values(cls) -> Set[str]:
+        """Every known phase (the server may add more)."""
+        return {v for k, v in vars(cls).items() if k.isupper() and not k.startswith("_")}
 
 
 class TemplateReadiness(BaseModel):
@@ -53,9 +55,16 @@ class CreateTemplateRequest(BaseModel):
     env: Optional[Dict[str, str]] = None
     metadata: Optional[Dict[str, str]] = None
     readiness: Optional[TemplateReadiness] = None
-    format: Optional[str] = None
+    format: Optional[Literal["native", "overlaybd"]] = None
 
     model_config = ConfigDict(populate_by_name=True)
+
+    @field_validator("image", "publish")
+    @classmethod
+    def must_not_be_empty(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("Template image and publish target cannot be blank")
+        return v
 
 
 class TemplateInfo(BaseModel):
@@ -64,7 +73,7 @@ class TemplateInfo(BaseModel):
     template_id: str = Field(alias="templateId")
     image: str
     publish: str
-    format: str = "native"
+    format: str
     status: TemplateStatus
     created_at: datetime = Field(alias="createdAt")
     updated_at: datetime = Field(alias="updatedAt")
@@ -85,6 +94,20 @@ class TemplateFilter(BaseModel):
     page: Optional[int] = None
 
     model_config = ConfigDict(populate_by_name=True)
+
+    @field_validator("page_size")
+    @classmethod
+    def template_page_size_must_be_positive(cls, v: Optional[int]) -> Optional[int]:
+        if v is not None and v <= 0:
+            raise ValueError("Page size must be positive")
+        return v
+
+    @field_validator("page")
+    @classmethod
+    def template_page_must_be_positive(cls, v: Optional[int]) -> Optional[int]:
+        if v is not None and v < 1:
+            raise ValueError("Page must be at least 1 (1-indexed)")
+        return v
 
 
 class PagedTemplateInfos(BaseModel):

@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any, Dict, Optional
 
 from opensandbox import _bridge
-from opensandbox._args import sandbox_filter, snapshot_filter
+from opensandbox._args import sandbox_filter, snapshot_filter, template_filter, template_request_args
 from opensandbox.config.connection_sync import ConnectionConfigSync
 from opensandbox.models.diagnostics import DiagnosticContent
 from opensandbox.models.sandboxes import (
@@ -18,6 +18,12 @@ from opensandbox.models.sandboxes import (
     SandboxRenewResponse,
     SnapshotFilter,
     SnapshotInfo,
+)
+from opensandbox.models.templates import (
+    CreateTemplateRequest,
+    PagedTemplateInfos,
+    TemplateFilter,
+    TemplateInfo,
 )
 
 
@@ -85,6 +91,21 @@ class SandboxManagerSync:
 
     def delete_snapshot(self, snapshot_id: str) -> None:
         self._call("manager.delete_snapshot", snapshot_id=snapshot_id)
+
+    def create_template(self, request: CreateTemplateRequest) -> TemplateInfo:
+        """Declares a template build (phase ``Pending``); poll :meth:`get_template` until
+        ``Succeeded`` or ``Failed``."""
+        return TemplateInfo.model_validate(self._call("manager.create_template", **template_request_args(request)))
+
+    def get_template(self, template_id: str) -> TemplateInfo:
+        return TemplateInfo.model_validate(self._call("manager.get_template", template_id=template_id))
+
+    def list_templates(self, filter: Optional[TemplateFilter] = None) -> PagedTemplateInfos:
+        return PagedTemplateInfos.model_validate(self._call("manager.list_templates", **template_filter(filter)))
+
+    def delete_template(self, template_id: str) -> None:
+        """Deletes a template; sandboxes created from it keep running."""
+        self._call("manager.delete_template", template_id=template_id)
 
     def close(self) -> None:
         """Nothing to release: connections belong to the shared native pool."""

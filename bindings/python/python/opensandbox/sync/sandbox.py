@@ -8,9 +8,9 @@ from datetime import timedelta
 from typing import Any, Callable, Dict, List, Optional, Union
 
 from opensandbox import _bridge
-from opensandbox._args import connect_args, create_args
+from opensandbox._args import connect_args, create_args, template_create_args
 from opensandbox.config.connection_sync import ConnectionConfigSync
-from opensandbox.exceptions import SandboxReadyTimeoutException
+from opensandbox.exceptions import SandboxException, SandboxReadyTimeoutException
 from opensandbox.models.diagnostics import DiagnosticContent
 from opensandbox.models.sandboxes import (
     NetworkPolicy,
@@ -19,11 +19,12 @@ from opensandbox.models.sandboxes import (
     SandboxImageSpec,
     SandboxInfo,
     SandboxMetrics,
+    SandboxOrigin,
     SandboxRenewResponse,
     SnapshotInfo,
 )
 from opensandbox.sync.services.command import CommandsSync
-from opensandbox.sync.services.egress import EgressSync
+from opensandbox.sync.services.egress import CredentialVaultSync, EgressSync
 from opensandbox.sync.services.filesystem import FilesystemSync
 from opensandbox.sync.services.metrics import MetricsSync
 
@@ -35,8 +36,11 @@ class SandboxSync:
     ``with`` closes local resources on exit (it does not kill the sandbox).
     """
 
-    def __init__(self, sandbox_id: str, connection_config: ConnectionConfigSync) -> None:
+    def __init__(
+        self, sandbox_id: str, connection_config: ConnectionConfigSync, origin: str = SandboxOrigin.UNKNOWN
+    ) -> None:
         self._id = sandbox_id
+        self._origin = origin
         self._config = connection_config
         client = connection_config._client()
         self._client = client
@@ -68,6 +72,19 @@ class SandboxSync:
     @property
     def egress(self) -> EgressSync:
         """Egress policy."""
+        return self._egress
+
+    @property
+    def origin(self) -> str:
+        """``SandboxOrigin.TEMPLATE`` for a sandbox made by :meth:`create_from_template`."""
+        return self._origin
+
+    @property
+    def credential_vault(self) -> CredentialVaultSync:
+        """The sandbox's credential vault (needs ``credential_proxy`` at create). Like the
+        official SDK, refused for template-backed sandboxes."""
+        if self._origin == SandboxOrigin.TEMPLATE:
+            raise SandboxException("credential_vault is not available for template-backed sandboxes")
         return self._egress
 
     @property
@@ -176,8 +193,9 @@ class SandboxSync:
         health_check: Optional[Callable[["SandboxSync"], bool]],
         ready_timeout: timedelta,
         polling: timedelta,
+        origin: str = SandboxOrigin.UNKNOWN,
     ) -> "SandboxSync":
-        sb = cls(sandbox_id, config)
+        sb = cls(sandbox_id, config, origin)
         if health_check is not None:
             deadline = time.monotonic() + ready_timeout.total_seconds()
             while not health_check(sb):
@@ -235,12 +253,57 @@ class SandboxSync:
                 "lifecycle": lifecycle,
             },
         )
+        return cls._create(config, args, health_check, ready_timeout, health_check_polling_interval)
+
+    @classmethod
+    def _create(
+        cls,
+        config: ConnectionConfigSync,
+        args: Dict[str, Any],
+        health_check: Optional[Callable[["SandboxSync"], bool]],
+        ready_timeout: timedelta,
+        polling: timedelta,
+        origin: str = SandboxOrigin.UNKNOWN,
+    ) -> "SandboxSync":
         r = _bridge.call(config._client(), "sandbox.create", args)
         try:
-            return cls._finish(r["id"], config, health_check, ready_timeout, health_check_polling_interval)
+            return cls._finish(r["id"], config, health_check, ready_timeout, polling, origin)
         except BaseException:
             _bridge.call(config._client(), "manager.kill_sandbox", {"sandbox_id": r["id"]})
             raise
+
+    @classmethod
+    def create_from_template(
+        cls,
+        template_id: str,
+        *,
+        timeout: timedelta,
+        ready_timeout: timedelta = timedelta(seconds=30),
+        metadata: Optional[Dict[str, str]] = None,
+        network_policy: Optional[NetworkPolicy] = None,
+        extensions: Optional[Dict[str, str]] = None,
+        connection_config: Optional[ConnectionConfigSync] = None,
+        health_check: Optional[Callable[["SandboxSync"], bool]] = None,
+        health_check_polling_interval: timedelta = timedelta(milliseconds=200),
+        skip_health_check: bool = False,
+    ) -> "SandboxSync":
+        """Creates a sandbox from a ``Succeeded`` template (its image, entrypoint, env and
+        limits); only metadata, network policy and extensions go with it, and the timeout
+        is required."""
+        config = connection_config or ConnectionConfigSync()
+        args = template_create_args(
+            template_id,
+            timeout,
+            ready_timeout,
+            metadata,
+            network_policy,
+            extensions,
+            health_check_polling_interval,
+            skip_health_check or health_check is not None,
+        )
+        return cls._create(
+            config, args, health_check, ready_timeout, health_check_polling_interval, SandboxOrigin.TEMPLATE
+        )
 
     @classmethod
     def connect(
