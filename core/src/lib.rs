@@ -8,6 +8,7 @@
 //! - [`Sandbox`]: a handle with readiness, bound lifecycle calls, [`ExecdClient`] and
 //!   [`EgressClient`].
 //! - [`stream`]: the tolerant event parser, [`EventStream`], [`Execution`] and handlers.
+//! - [`pty`]: interactive PTY sessions over a WebSocket.
 //! - [`Error`]: one error type with a stable [`ErrorKind`].
 #![deny(missing_docs)]
 
@@ -18,6 +19,7 @@ pub mod execd;
 mod http;
 pub mod lifecycle;
 pub mod models;
+pub mod pty;
 pub mod retry;
 pub mod runtime;
 pub mod sandbox;
@@ -28,7 +30,12 @@ pub use egress::{EgressClient, DEFAULT_EGRESS_PORT};
 pub use error::{Error, ErrorKind, Result};
 pub use execd::{ExecdClient, MetricsStream, WriteData, WriteEntry, DEFAULT_EXECD_PORT};
 pub use execd::{RunControl, TAIL_CURSOR_HEADER};
+pub use execd::{LogChunk, LogFollower};
 pub use lifecycle::SandboxManager;
+pub use pty::{
+    PtyAttachOptions, PtyChannel, PtyConnection, PtyCreateRequest, PtyEvent, PtyMode,
+    PtySessionStatus, PtyWriter,
+};
 pub use retry::RetryPolicy;
 pub use sandbox::{ConnectOptions, HealthCheck, Sandbox, SandboxCreateOptions};
 pub use stream::{

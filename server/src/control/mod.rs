@@ -39,6 +39,7 @@ pub mod security;
 pub mod snapshots;
 pub mod store;
 pub mod volumes;
+pub mod ws_relay;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
