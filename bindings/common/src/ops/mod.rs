@@ -132,6 +132,7 @@ op_table! {
     "download.open" => ReadArgs, transfer::download_open, "Handle";
     "download.close" => HandleArgs, transfer::download_close, "null";
     "commands.follow_logs" => pty::FollowLogsArgs, pty::follow_logs, "Handle";
+    "commands.follow_background_command_logs" => pty::FollowCollectArgs, pty::follow_collect, "FollowedLogs";
     "pty.create" => pty::PtyCreateArgs, pty::create, "PtySessionId";
     "pty.get" => pty::PtySessionArgs, pty::get, "PtySessionStatus";
     "pty.delete" => pty::PtySessionArgs, pty::delete, "null";

@@ -80,6 +80,10 @@ pub struct PtyReadArgs {
     /// exits, the connection closes, or `wait_ms` passes: then `timed_out`).
     #[serde(default)]
     pub until: Option<String>,
+    /// Keep reading until the shell exits or the connection closes (or `wait_ms`
+    /// passes: then `timed_out`).
+    #[serde(default)]
+    pub until_exit: Option<bool>,
     /// Return at most about this many output bytes (default 1 MiB).
     #[serde(default)]
     pub max_bytes: Option<u64>,
@@ -138,7 +142,7 @@ macro_rules! bound {
         }
     )*};
 }
-bound!(PtyCreateArgs, PtySessionArgs, PtyAttachArgs, FollowLogsArgs);
+bound!(PtyCreateArgs, PtySessionArgs, PtyAttachArgs, FollowLogsArgs, FollowCollectArgs);
 
 /// An attached PTY behind a handle.
 pub struct PtyHandle {
@@ -248,10 +252,13 @@ pub async fn read(s: &Session, a: PtyReadArgs) -> OpResult {
     let p = pty(s, OP, a.handle)?;
     let max = a.max_bytes.unwrap_or(DEFAULT_READ_BYTES).clamp(1, MAX_READ_BYTES);
     let max = usize::try_from(max).unwrap_or(usize::MAX);
-    let budget = match (&a.until, a.wait_ms) {
+    let until_exit = a.until_exit.unwrap_or(false);
+    // Waiting for something (a text or the end) reads across channels and batches.
+    let waiting = a.until.is_some() || until_exit;
+    let budget = match (waiting, a.wait_ms) {
         (_, Some(ms)) => Some(Duration::from_millis(ms)),
-        (Some(_), None) => Some(Duration::from_secs(30)),
-        (None, None) => None,
+        (true, None) => Some(Duration::from_secs(30)),
+        (false, None) => None,
     };
     let deadline = budget.map(|b| tokio::time::Instant::now() + b);
     let mut r = p.conn.lock().await;
@@ -271,7 +278,7 @@ pub async fn read(s: &Session, a: PtyReadArgs) -> OpResult {
                 break;
             }
         }
-        if data.len() >= max {
+        if data.len() >= max || (until_exit && exit_code.is_some() && r.closed) {
             break;
         }
         let got_something = !data.is_empty() || exit_code.is_some() || !errors.is_empty();
@@ -279,7 +286,7 @@ pub async fn read(s: &Session, a: PtyReadArgs) -> OpResult {
             Some(e) => Some(e),
             None => {
                 // Without `until`, a batch returns what has arrived once it has something.
-                let wait = if a.until.is_none() && got_something {
+                let wait = if !waiting && got_something {
                     Some(tokio::time::Instant::now())
                 } else {
                     deadline
@@ -289,7 +296,7 @@ pub async fn read(s: &Session, a: PtyReadArgs) -> OpResult {
                     Some(at) => match tokio::time::timeout_at(at, r.conn.next_event()).await {
                         Ok(e) => e,
                         Err(_) => {
-                            timed_out = a.until.is_some();
+                            timed_out = waiting;
                             break;
                         }
                     },
@@ -308,7 +315,7 @@ pub async fn read(s: &Session, a: PtyReadArgs) -> OpResult {
             } => {
                 // One channel per batch (pipe mode keeps stdout and stderr apart),
                 // unless the caller waits for a text across them.
-                if a.until.is_none() && channel.is_some_and(|c| !same_stream(c, ch)) {
+                if !waiting && channel.is_some_and(|c| !same_stream(c, ch)) {
                     r.pending = Some(PtyEvent::Output {
                         channel: ch,
                         offset: at,
@@ -417,6 +424,75 @@ pub async fn close(s: &Session, a: crate::args::HandleArgs) -> OpResult {
     p.writer.close().await?;
     let next_offset = p.conn.lock().await.next_offset;
     Ok(json!({"session_id": p.session_id, "next_offset": next_offset}))
+}
+
+/// `commands.follow_background_command_logs`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FollowCollectArgs {
+    pub sandbox: SandboxRef,
+    #[serde(default)]
+    pub connection: Option<ConnectionRef>,
+    /// The background command's id.
+    pub id: String,
+    /// Start at this byte offset (default 0).
+    #[serde(default)]
+    pub cursor: Option<u64>,
+    /// Poll interval while no new output arrives (default 200).
+    #[serde(default)]
+    pub interval_ms: Option<u64>,
+    /// Stop once at least this many bytes were collected (default: follow to the end).
+    #[serde(default)]
+    pub max_bytes: Option<u64>,
+}
+
+/// `commands.follow_background_command_logs` → `{content, content_b64, first_offset,
+/// cursor, chunks, contiguous, ended}`: follows the log from `cursor` until the command
+/// finished and its log is drained (`ended`) or `max_bytes` were collected; `cursor`
+/// resumes exactly after the last byte; `contiguous` says each chunk began where the
+/// previous ended.
+pub async fn follow_collect(s: &Session, a: FollowCollectArgs) -> OpResult {
+    const OP: &str = "commands.follow_background_command_logs";
+    let sb = s.sandbox(OP, &a).await?;
+    if a.id.trim().is_empty() {
+        return Err(OpError::invalid(OP, format!("{OP}: id must not be empty")));
+    }
+    let start = a.cursor.unwrap_or(0);
+    let mut follower = sb.execd().follow_background_command_logs(
+        &a.id,
+        start,
+        a.interval_ms.map(Duration::from_millis),
+    );
+    let max = a.max_bytes.and_then(|m| usize::try_from(m).ok());
+    let mut content = Vec::new();
+    let mut first_offset = None;
+    let mut expected = start;
+    let mut contiguous = true;
+    let mut chunks = 0u64;
+    let ended = loop {
+        if max.is_some_and(|m| content.len() >= m) {
+            break false;
+        }
+        match follower.next().await? {
+            Some(chunk) => {
+                chunks += 1;
+                first_offset.get_or_insert(chunk.offset);
+                contiguous &= chunk.offset == expected;
+                expected = chunk.offset + chunk.data.len() as u64;
+                content.extend_from_slice(&chunk.data);
+            }
+            None => break true,
+        }
+    };
+    Ok(json!({
+        "content": String::from_utf8_lossy(&content),
+        "content_b64": base64::engine::general_purpose::STANDARD.encode(&content),
+        "first_offset": first_offset,
+        "cursor": follower.cursor(),
+        "chunks": chunks,
+        "contiguous": contiguous,
+        "ended": ended,
+    }))
 }
 
 /// `commands.follow_logs` → `{handle}`: a pulled stream (`execution.next_batch`) of

@@ -34,12 +34,18 @@ class PtyConnection:
         self.errors: List[Dict[str, Any]] = []
         self._done = False
 
-    async def read(self, *, until: Optional[str] = None, timeout: Optional[float] = None) -> PtyRead:
-        """One read: what has arrived (waiting for something), or with ``until`` all
-        output until it contains that text, the shell exits or ``timeout`` seconds pass."""
+    async def read(
+        self, *, until: Optional[str] = None, until_exit: bool = False, timeout: Optional[float] = None
+    ) -> PtyRead:
+        """One read: what has arrived (waiting for something, one channel at a time);
+        with ``until``, all output until it contains that text; with ``until_exit``,
+        all output until the shell exits and the connection closes. A wait that passes
+        ``timeout`` seconds returns what arrived with ``timed_out`` set."""
         args: Dict[str, Any] = {"handle": self._handle}
         if until is not None:
             args["until"] = until
+        if until_exit:
+            args["until_exit"] = True
         if timeout is not None:
             args["wait_ms"] = int(timeout * 1000)
         r = await _bridge.acall(self._client, "pty.read", args)
