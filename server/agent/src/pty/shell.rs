@@ -157,7 +157,10 @@ fn start_pty(cwd: &Path, command: Option<&str>) -> io::Result<Started> {
     drop(cmd);
     let pgid = pid_of(&child)?;
     set_nonblocking(&master)?;
-    let master: Master = Arc::new(AsyncFd::new(master)?);
+    // SAFETY: `master` is an open descriptor owned by the AsyncFd for its whole life
+    // (OwnedFd always reports the same fd and closes it only on drop).
+    let master = unsafe { AsyncFd::register(master) }.map_err(io::Error::from)?;
+    let master: Master = Arc::new(master);
     Ok(Started {
         child,
         pgid,
