@@ -201,8 +201,8 @@ async fn reattach_since_replays_exactly_the_missed_bytes() {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         let st = execd.get_pty_session(&id).await.unwrap();
-        // 3 lines of output plus a prompt.
-        if st.output_offset > mark + 30 {
+        // The echoed command line (52 bytes with its CRLF), then 3 lines of 8 bytes.
+        if st.output_offset >= mark + 76 {
             tokio::time::sleep(Duration::from_millis(300)).await;
             break;
         }

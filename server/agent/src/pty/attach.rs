@@ -41,6 +41,8 @@ const CLIENT_STDIN: u8 = 0x00;
 const REPLAY: u8 = 0x03;
 /// Stdin chunks queued for the shell before the connection stops reading frames.
 const STDIN_QUEUE: usize = 64;
+/// How long input queued when a client leaves may take to reach the shell.
+const STDIN_DRAIN: Duration = Duration::from_secs(2);
 
 /// The attach's query (pty.md §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -333,7 +335,13 @@ async fn serve(mut socket: WebSocket, mut attachment: Attachment, mode: Mode) {
             () = tokio::time::sleep_until(last_heard + READ_DEADLINE) => break,
         }
     }
-    writer.abort();
+    // Input the client sent before it went away still reaches the shell (a client
+    // typing a command and detaching at once), unless the shell stopped reading.
+    drop(stdin_tx);
+    let mut writer = writer;
+    if tokio::time::timeout(STDIN_DRAIN, &mut writer).await.is_err() {
+        writer.abort();
+    }
 }
 
 /// Feeds client input to the shell, in order, off the connection's loop (a shell
