@@ -7,4 +7,12 @@ from opensandbox.sync.services.filesystem import FilesystemSync
 from opensandbox.sync.services.metrics import MetricsSync
 from opensandbox.sync.services.pty import PtyConnectionSync, PtySync
 
-__all__ = ["CommandsSync", "DiagnosticsSync", "EgressSync", "FilesystemSync", "MetricsSync", "PtyConnectionSync", "PtySync"]
+__all__ = [
+    "CommandsSync",
+    "DiagnosticsSync",
+    "EgressSync",
+    "FilesystemSync",
+    "MetricsSync",
+    "PtyConnectionSync",
+    "PtySync",
+]
