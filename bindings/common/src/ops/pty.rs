@@ -422,7 +422,18 @@ pub async fn close(s: &Session, a: crate::args::HandleArgs) -> OpResult {
         _ => None,
     })?;
     p.writer.close().await?;
-    let next_offset = p.conn.lock().await.next_offset;
+    // Wait until the server has let go, so that an attach right after this one is not
+    // refused as a second client. Output that arrives meanwhile is not returned (the
+    // offset stays after the last byte returned: a reattach replays it).
+    let mut r = p.conn.lock().await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !r.closed {
+        match tokio::time::timeout_at(deadline, r.conn.next_event()).await {
+            Ok(Some(PtyEvent::Closed { .. })) | Ok(None) | Err(_) => r.closed = true,
+            Ok(Some(_)) => {}
+        }
+    }
+    let next_offset = r.next_offset;
     Ok(json!({"session_id": p.session_id, "next_offset": next_offset}))
 }
 

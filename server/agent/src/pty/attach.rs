@@ -335,8 +335,10 @@ async fn serve(mut socket: WebSocket, mut attachment: Attachment, mode: Mode) {
             () = tokio::time::sleep_until(last_heard + READ_DEADLINE) => break,
         }
     }
-    // Input the client sent before it went away still reaches the shell (a client
-    // typing a command and detaching at once), unless the shell stopped reading.
+    // Let go of the session first (a new client may attach at once), then let input
+    // the client sent before it went away still reach the shell (a client typing a
+    // command and detaching at once), unless the shell stopped reading.
+    drop(attachment);
     drop(stdin_tx);
     let mut writer = writer;
     if tokio::time::timeout(STDIN_DRAIN, &mut writer).await.is_err() {
