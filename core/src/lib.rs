@@ -29,8 +29,8 @@ pub use config::{ConnectionConfig, Protocol};
 pub use egress::{EgressClient, DEFAULT_EGRESS_PORT};
 pub use error::{Error, ErrorKind, Result};
 pub use execd::{ExecdClient, MetricsStream, WriteData, WriteEntry, DEFAULT_EXECD_PORT};
-pub use execd::{RunControl, TAIL_CURSOR_HEADER};
 pub use execd::{LogChunk, LogFollower};
+pub use execd::{RunControl, TAIL_CURSOR_HEADER};
 pub use lifecycle::SandboxManager;
 pub use pty::{
     PtyAttachOptions, PtyChannel, PtyConnection, PtyCreateRequest, PtyEvent, PtyMode,

@@ -205,7 +205,8 @@ impl PtyWriter {
                 format!("cols and rows must be > 0, got {cols}x{rows}"),
             ));
         }
-        self.send("pty.resize", Command::Resize { cols, rows }).await
+        self.send("pty.resize", Command::Resize { cols, rows })
+            .await
     }
 
     /// Sends a signal to the shell's process group: `SIGINT`, `SIGTERM`, `SIGKILL`,
@@ -291,9 +292,7 @@ type Socket =
 impl ExecdClient {
     /// `POST /pty` → the new session's id. No shell starts before the first attach.
     pub async fn create_pty_session(&self, request: &PtyCreateRequest) -> Result<String> {
-        let req = self
-            .req("pty.create", Method::POST, "/pty")
-            .json(request)?;
+        let req = self.req("pty.create", Method::POST, "/pty").json(request)?;
         let r: CreateResponse = self.http.json(req).await?;
         Ok(r.session_id)
     }
@@ -381,8 +380,7 @@ impl ExecdClient {
         let mut ws_config = WebSocketConfig::default();
         ws_config.max_message_size = Some(MAX_FRAME);
         ws_config.max_frame_size = Some(MAX_FRAME);
-        let connect =
-            tokio_tungstenite::connect_async_with_config(request, Some(ws_config), true);
+        let connect = tokio_tungstenite::connect_async_with_config(request, Some(ws_config), true);
         let timeout = config.connect_timeout() + config.request_timeout();
         let (mut socket, _response) = match tokio::time::timeout(timeout, connect).await {
             Err(_) => {
@@ -400,68 +398,74 @@ impl ExecdClient {
         let since = options.since.unwrap_or(0);
         let next_offset = Arc::new(AtomicU64::new(since));
         let mut early = Vec::new();
-        let mode = loop {
-            let frame = match tokio::time::timeout(timeout, socket.next()).await {
-                Err(_) => {
-                    return Err(Error::new(
-                        ErrorKind::Timeout,
-                        OP,
-                        format!("pty session {session_id}: no `connected` frame within {timeout:?}"),
-                    ))
-                }
-                Ok(frame) => frame,
-            };
-            match frame {
-                Some(Ok(Message::Binary(data))) => {
-                    if let Some(event) = decode_output(&data, &next_offset) {
-                        early.push(event);
-                    }
-                }
-                Some(Ok(Message::Text(text))) => {
-                    let value: serde_json::Value = match serde_json::from_str(text.as_str()) {
-                        Ok(v) => v,
-                        Err(_) => continue,
+        let mode =
+            loop {
+                let frame =
+                    match tokio::time::timeout(timeout, socket.next()).await {
+                        Err(_) => return Err(Error::new(
+                            ErrorKind::Timeout,
+                            OP,
+                            format!(
+                                "pty session {session_id}: no `connected` frame within {timeout:?}"
+                            ),
+                        )),
+                        Ok(frame) => frame,
                     };
-                    match value.get("type").and_then(|t| t.as_str()) {
-                        Some("connected") => {
-                            let mode = value
-                                .get("mode")
-                                .and_then(|m| m.as_str())
-                                .and_then(PtyMode::parse)
-                                .unwrap_or(options.mode);
-                            break mode;
+                match frame {
+                    Some(Ok(Message::Binary(data))) => {
+                        if let Some(event) = decode_output(&data, &next_offset) {
+                            early.push(event);
                         }
-                        Some("error") => {
-                            let code = str_field(&value, "code");
-                            let message = str_field(&value, "error");
-                            let status = if code == "ALREADY_CONNECTED" { 409 } else { 500 };
-                            return Err(Error::new(
-                                ErrorKind::from_status(status),
-                                OP,
-                                format!("pty session {session_id}: {message}"),
-                            )
-                            .with_status(status)
-                            .with_code(code)
-                            .with_request_id(Some(request_id)));
-                        }
-                        _ => continue,
                     }
-                }
-                Some(Ok(Message::Close(frame))) => {
-                    return Err(closed_early(OP, session_id, frame.as_ref(), &request_id))
-                }
-                Some(Ok(_)) => continue,
-                Some(Err(e)) => {
-                    return Err(Error::new(
+                    Some(Ok(Message::Text(text))) => {
+                        let value: serde_json::Value = match serde_json::from_str(text.as_str()) {
+                            Ok(v) => v,
+                            Err(_) => continue,
+                        };
+                        match value.get("type").and_then(|t| t.as_str()) {
+                            Some("connected") => {
+                                let mode = value
+                                    .get("mode")
+                                    .and_then(|m| m.as_str())
+                                    .and_then(PtyMode::parse)
+                                    .unwrap_or(options.mode);
+                                break mode;
+                            }
+                            Some("error") => {
+                                let code = str_field(&value, "code");
+                                let message = str_field(&value, "error");
+                                let status = if code == "ALREADY_CONNECTED" {
+                                    409
+                                } else {
+                                    500
+                                };
+                                return Err(Error::new(
+                                    ErrorKind::from_status(status),
+                                    OP,
+                                    format!("pty session {session_id}: {message}"),
+                                )
+                                .with_status(status)
+                                .with_code(code)
+                                .with_request_id(Some(request_id)));
+                            }
+                            _ => continue,
+                        }
+                    }
+                    Some(Ok(Message::Close(frame))) => {
+                        return Err(closed_early(OP, session_id, frame.as_ref(), &request_id))
+                    }
+                    Some(Ok(_)) => continue,
+                    Some(Err(e)) => return Err(Error::new(
                         ErrorKind::Connection,
                         OP,
-                        format!("pty session {session_id}: WebSocket failed before `connected`: {e}"),
+                        format!(
+                            "pty session {session_id}: WebSocket failed before `connected`: {e}"
+                        ),
                     )
-                    .with_request_id(Some(request_id)))
+                    .with_request_id(Some(request_id))),
+                    None => return Err(closed_early(OP, session_id, None, &request_id)),
                 }
-                None => return Err(closed_early(OP, session_id, None, &request_id)),
-            }
-        };
+            };
 
         let (event_tx, events) = mpsc::channel(OUTPUT_QUEUE);
         let (tx, commands) = mpsc::channel(INPUT_QUEUE);
@@ -520,7 +524,8 @@ fn closed_early(op: &str, session_id: &str, frame: Option<&CloseFrame>, request_
         Some(1008) => ErrorKind::Unauthorized,
         _ => ErrorKind::Connection,
     };
-    let mut message = format!("pty session {session_id}: the server closed the WebSocket before `connected`");
+    let mut message =
+        format!("pty session {session_id}: the server closed the WebSocket before `connected`");
     if let Some(code) = code {
         message.push_str(&format!(" (close {code}"));
         if !reason.is_empty() {

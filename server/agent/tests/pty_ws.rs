@@ -47,7 +47,10 @@ async fn read_until(conn: &mut PtyConnection, needle: &str) -> Vec<u8> {
             .expect("connection ended");
         match ev {
             PtyEvent::Output { data, .. } => out.extend_from_slice(&data),
-            PtyEvent::Closed { .. } => panic!("closed before {needle:?}: {:?}", String::from_utf8_lossy(&out)),
+            PtyEvent::Closed { .. } => panic!(
+                "closed before {needle:?}: {:?}",
+                String::from_utf8_lossy(&out)
+            ),
             _ => {}
         }
     }
@@ -76,12 +79,7 @@ async fn read_to_end(conn: &mut PtyConnection) -> (Vec<u8>, Option<i32>, Option<
 async fn rest_routes_create_lazily_and_delete() {
     let agent = start().await;
     // An empty body is fine.
-    let r = agent
-        .client
-        .post(agent.url("/pty"))
-        .send()
-        .await
-        .unwrap();
+    let r = agent.client.post(agent.url("/pty")).send().await.unwrap();
     assert_eq!(r.status(), 201);
     let id = r.json::<Value>().await.unwrap()["session_id"]
         .as_str()
@@ -89,11 +87,17 @@ async fn rest_routes_create_lazily_and_delete() {
         .to_string();
     assert_eq!(id.len(), 36, "a uuid4 with hyphens: {id}");
     let st: Value = agent.get(&format!("/pty/{id}")).await.json().await.unwrap();
-    assert_eq!(st, json!({"session_id": id, "running": false, "output_offset": 0}));
+    assert_eq!(
+        st,
+        json!({"session_id": id, "running": false, "output_offset": 0})
+    );
     assert_eq!(agent.delete(&format!("/pty/{id}")).await.status(), 200);
     let gone = agent.get(&format!("/pty/{id}")).await;
     assert_eq!(gone.status(), 404);
-    assert_eq!(gone.json::<Value>().await.unwrap()["code"], "CONTEXT_NOT_FOUND");
+    assert_eq!(
+        gone.json::<Value>().await.unwrap()["code"],
+        "CONTEXT_NOT_FOUND"
+    );
     assert_eq!(agent.delete(&format!("/pty/{id}")).await.status(), 404);
     // Malformed JSON and unknown fields are 400; an undefined variable in cwd is 500.
     let bad = agent
@@ -104,7 +108,9 @@ async fn rest_routes_create_lazily_and_delete() {
         .await
         .unwrap();
     assert_eq!(bad.status(), 400);
-    let r = agent.post("/pty", json!({"cwd": "$OSB_PTY_TEST_UNDEFINED/x"})).await;
+    let r = agent
+        .post("/pty", json!({"cwd": "$OSB_PTY_TEST_UNDEFINED/x"}))
+        .await;
     assert_eq!(r.status(), 500);
     assert_eq!(r.json::<Value>().await.unwrap()["code"], "RUNTIME_ERROR");
 }
@@ -165,7 +171,11 @@ async fn interactive_shell_types_resizes_and_exits() {
         )
         .await
         .unwrap();
-    again.writer().write("echo second-$((2+3))\r").await.unwrap();
+    again
+        .writer()
+        .write("echo second-$((2+3))\r")
+        .await
+        .unwrap();
     read_until(&mut again, "second-5").await;
     execd.delete_pty_session(&id).await.unwrap();
     // Deleting the session ends the attached client with exit -1 and close 1000.
@@ -244,7 +254,11 @@ async fn reattach_since_replays_exactly_the_missed_bytes() {
                 .await
                 .unwrap();
             match tokio::time::timeout(WAIT, c.next_event()).await.unwrap() {
-                Some(PtyEvent::Output { offset: 0, data: all, .. }) => {
+                Some(PtyEvent::Output {
+                    offset: 0,
+                    data: all,
+                    ..
+                }) => {
                     let mut joined = consumed.clone();
                     joined.extend_from_slice(&data);
                     assert_eq!(all.as_ref(), &joined[..]);
@@ -261,7 +275,11 @@ async fn reattach_since_replays_exactly_the_missed_bytes() {
 async fn pipe_mode_keeps_stderr_apart() {
     let agent = start().await;
     let execd = client(&agent);
-    let id = create(&agent, json!({"command": "echo out; sleep 0.2; echo err >&2; exit 4"})).await;
+    let id = create(
+        &agent,
+        json!({"command": "echo out; sleep 0.2; echo err >&2; exit 4"}),
+    )
+    .await;
     let mut conn = execd
         .attach_pty(
             &id,
@@ -275,7 +293,11 @@ async fn pipe_mode_keeps_stderr_apart() {
     assert_eq!(conn.mode(), PtyMode::Pipe);
     let mut seen = Vec::new();
     loop {
-        match tokio::time::timeout(WAIT, conn.next_event()).await.unwrap().unwrap() {
+        match tokio::time::timeout(WAIT, conn.next_event())
+            .await
+            .unwrap()
+            .unwrap()
+        {
             PtyEvent::Output { channel, data, .. } => {
                 seen.push((channel, String::from_utf8_lossy(&data).into_owned()))
             }
@@ -294,18 +316,29 @@ async fn pipe_mode_keeps_stderr_apart() {
     );
 }
 
-type Raw = tokio_tungstenite::WebSocketStream<
-    tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
->;
+type Raw =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
-async fn raw(agent: &Agent, id: &str, query: &str) -> Result<Raw, tokio_tungstenite::tungstenite::Error> {
-    let url = format!("{}/pty/{id}/ws{query}", agent.base.replace("http://", "ws://"));
+async fn raw(
+    agent: &Agent,
+    id: &str,
+    query: &str,
+) -> Result<Raw, tokio_tungstenite::tungstenite::Error> {
+    let url = format!(
+        "{}/pty/{id}/ws{query}",
+        agent.base.replace("http://", "ws://")
+    );
     tokio_tungstenite::connect_async(url).await.map(|(s, _)| s)
 }
 
 async fn next_text(ws: &mut Raw) -> Value {
     loop {
-        match tokio::time::timeout(WAIT, ws.next()).await.unwrap().unwrap().unwrap() {
+        match tokio::time::timeout(WAIT, ws.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap()
+        {
             Message::Text(t) => return serde_json::from_str(t.as_str()).unwrap(),
             Message::Binary(_) | Message::Ping(_) | Message::Pong(_) => continue,
             other => panic!("unexpected {other:?}"),
@@ -364,7 +397,12 @@ async fn one_client_at_a_time_and_takeover_evicts_with_4001() {
     // The replay (binary 0x03 + offset) comes before `connected`.
     let mut saw_replay = false;
     loop {
-        match tokio::time::timeout(WAIT, second.next()).await.unwrap().unwrap().unwrap() {
+        match tokio::time::timeout(WAIT, second.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap()
+        {
             Message::Binary(b) => {
                 assert_eq!(b[0], 0x03, "the first binary frame is the replay");
                 assert_eq!(u64::from_be_bytes(b[1..9].try_into().unwrap()), 0);
@@ -382,12 +420,19 @@ async fn one_client_at_a_time_and_takeover_evicts_with_4001() {
     assert!(saw_replay, "the first client's prompt is replayed");
     // Stdin frames drive the same shell.
     second
-        .send(Message::Binary(b"\x00echo taken-$((3*3))\r".to_vec().into()))
+        .send(Message::Binary(
+            b"\x00echo taken-$((3*3))\r".to_vec().into(),
+        ))
         .await
         .unwrap();
     let mut out = Vec::new();
     while !String::from_utf8_lossy(&out).contains("taken-9") {
-        if let Message::Binary(b) = tokio::time::timeout(WAIT, second.next()).await.unwrap().unwrap().unwrap() {
+        if let Message::Binary(b) = tokio::time::timeout(WAIT, second.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap()
+        {
             assert_eq!(b[0], 0x01);
             out.extend_from_slice(&b[1..]);
         }
@@ -431,8 +476,14 @@ async fn sessions_are_capped() {
     }
     let r = agent.post("/pty", json!({})).await;
     assert_eq!(r.status(), 429);
-    assert_eq!(r.json::<Value>().await.unwrap()["code"], "PTY_SESSION_LIMIT");
-    assert_eq!(agent.delete(&format!("/pty/{}", ids[0])).await.status(), 200);
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["code"],
+        "PTY_SESSION_LIMIT"
+    );
+    assert_eq!(
+        agent.delete(&format!("/pty/{}", ids[0])).await.status(),
+        200
+    );
     create(&agent, json!({})).await;
 }
 
@@ -441,7 +492,11 @@ async fn a_slow_reader_keeps_memory_bounded_and_loses_nothing() {
     let agent = start().await;
     // 4 MiB of output, more than the replay buffer: the reader takes it all, in order,
     // while the shell waits for it.
-    let id = create(&agent, json!({"command": "head -c 4194304 /dev/zero | tr '\\0' 'a'; echo END"})).await;
+    let id = create(
+        &agent,
+        json!({"command": "head -c 4194304 /dev/zero | tr '\\0' 'a'; echo END"}),
+    )
+    .await;
     let mut conn = client(&agent)
         .attach_pty(&id, &PtyAttachOptions::default())
         .await

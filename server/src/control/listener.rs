@@ -39,7 +39,8 @@ pub async fn serve(
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     // The auto builder, HTTP/1.1 only: its upgradeable connection (WebSocket relay)
     // is one that graceful shutdown can watch.
-    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new()).http1_only();
+    let mut builder =
+        hyper_util::server::conn::auto::Builder::new(TokioExecutor::new()).http1_only();
     builder
         .http1()
         .timer(TokioTimer::new())

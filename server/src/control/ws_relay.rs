@@ -194,7 +194,10 @@ mod tests {
     fn upgrade_requests_are_recognised() {
         let mut h = HeaderMap::new();
         assert!(!is_websocket_upgrade(&h));
-        h.insert(header::CONNECTION, HeaderValue::from_static("keep-alive, Upgrade"));
+        h.insert(
+            header::CONNECTION,
+            HeaderValue::from_static("keep-alive, Upgrade"),
+        );
         h.insert(header::UPGRADE, HeaderValue::from_static("WebSocket"));
         assert!(is_websocket_upgrade(&h));
         h.insert(header::UPGRADE, HeaderValue::from_static("h2c"));

@@ -142,7 +142,13 @@ macro_rules! bound {
         }
     )*};
 }
-bound!(PtyCreateArgs, PtySessionArgs, PtyAttachArgs, FollowLogsArgs, FollowCollectArgs);
+bound!(
+    PtyCreateArgs,
+    PtySessionArgs,
+    PtyAttachArgs,
+    FollowLogsArgs,
+    FollowCollectArgs
+);
 
 /// An attached PTY behind a handle.
 pub struct PtyHandle {
@@ -212,7 +218,10 @@ pub async fn attach(s: &Session, a: PtyAttachArgs) -> OpResult {
     let mode = match a.mode.as_deref() {
         None => PtyMode::Pty,
         Some(m) => PtyMode::parse(m).ok_or_else(|| {
-            OpError::invalid(OP, format!("{OP}: mode must be \"pty\" or \"pipe\", got {m:?}"))
+            OpError::invalid(
+                OP,
+                format!("{OP}: mode must be \"pty\" or \"pipe\", got {m:?}"),
+            )
         })?,
     };
     let sb = s.sandbox(OP, &a).await?;
@@ -250,7 +259,10 @@ pub async fn attach(s: &Session, a: PtyAttachArgs) -> OpResult {
 pub async fn read(s: &Session, a: PtyReadArgs) -> OpResult {
     const OP: &str = "pty.read";
     let p = pty(s, OP, a.handle)?;
-    let max = a.max_bytes.unwrap_or(DEFAULT_READ_BYTES).clamp(1, MAX_READ_BYTES);
+    let max = a
+        .max_bytes
+        .unwrap_or(DEFAULT_READ_BYTES)
+        .clamp(1, MAX_READ_BYTES);
     let max = usize::try_from(max).unwrap_or(usize::MAX);
     let until_exit = a.until_exit.unwrap_or(false);
     // Waiting for something (a text or the end) reads across channels and batches.
@@ -394,10 +406,9 @@ pub async fn resize(s: &Session, a: PtyResizeArgs) -> OpResult {
     const OP: &str = "pty.resize";
     let p = pty(s, OP, a.handle)?;
     let dim = |v: u64, name: &str| {
-        u16::try_from(v)
-            .ok()
-            .filter(|v| *v > 0)
-            .ok_or_else(|| OpError::invalid(OP, format!("{OP}: {name} must be in 1..65535, got {v}")))
+        u16::try_from(v).ok().filter(|v| *v > 0).ok_or_else(|| {
+            OpError::invalid(OP, format!("{OP}: {name} must be in 1..65535, got {v}"))
+        })
     };
     p.writer
         .resize(dim(a.cols, "cols")?, dim(a.rows, "rows")?)

@@ -257,11 +257,7 @@ async fn serve(mut socket: WebSocket, mut attachment: Attachment, mode: Mode) {
 
     let (stdin_tx, stdin_rx) = mpsc::channel::<Bytes>(STDIN_QUEUE);
     let (stdin_failed_tx, mut stdin_failed) = oneshot::channel::<String>();
-    let writer = tokio::spawn(write_stdin(
-        Arc::clone(&session),
-        stdin_rx,
-        stdin_failed_tx,
-    ));
+    let writer = tokio::spawn(write_stdin(Arc::clone(&session), stdin_rx, stdin_failed_tx));
 
     let mut ping = tokio::time::interval_at(Instant::now() + PING_EVERY, PING_EVERY);
     let mut last_heard = Instant::now();
@@ -341,7 +337,10 @@ async fn serve(mut socket: WebSocket, mut attachment: Attachment, mode: Mode) {
     drop(attachment);
     drop(stdin_tx);
     let mut writer = writer;
-    if tokio::time::timeout(STDIN_DRAIN, &mut writer).await.is_err() {
+    if tokio::time::timeout(STDIN_DRAIN, &mut writer)
+        .await
+        .is_err()
+    {
         writer.abort();
     }
 }
