@@ -446,6 +446,87 @@ export declare class ExecdMetrics {
   watchMetrics(signal?: AbortSignal): AsyncIterable<SandboxMetrics>;
 }
 
+// ---- PTY sessions (extension: the official npm SDK has none) -----------------------------
+
+export interface PtyCreateOptions {
+  /** Working directory (`$VAR` and `~` expanded, created if missing). */
+  cwd?: string;
+  /** Run `bash -c command` instead of an interactive shell. */
+  command?: string;
+}
+export interface PtySessionStatus {
+  sessionId: string;
+  /** Whether the shell is alive (false before the first attach). */
+  running: boolean;
+  /** Bytes ever produced: the offset the next byte will get. */
+  outputOffset: number;
+}
+export interface PtyAttachOptions {
+  /** Replay from this byte offset (default 0: all that is still buffered). */
+  since?: number;
+  /** Only if this attach starts the shell. */
+  mode?: 'pty' | 'pipe';
+  /** Evict a client holding the session instead of failing with 409. */
+  takeover?: boolean;
+}
+export interface PtyOutput {
+  data: Buffer;
+  /** Absolute offset of the first byte. */
+  offset: number;
+  channel: 'stdout' | 'stderr' | 'replay';
+}
+export interface PtyReadOptions {
+  /** Read until the output of this call contains this text. */
+  until?: string;
+  /** Read until the shell exits and the connection closes. */
+  untilExit?: boolean;
+  /** Bound the wait (`timedOut` then). */
+  timeoutMs?: number;
+}
+export interface PtyRead {
+  data: Buffer;
+  readonly text: string;
+  offset: number | null;
+  nextOffset: number;
+  channel: 'stdout' | 'stderr' | 'replay' | null;
+  exitCode: number | null;
+  closed: boolean;
+  /** 1000 after an exit, 4001 when another client took the session over. */
+  closeCode: number | null;
+  timedOut: boolean;
+  done: boolean;
+}
+export declare class PtyConnection implements AsyncIterable<PtyOutput> {
+  private constructor();
+  readonly sessionId: string;
+  readonly mode: 'pty' | 'pipe';
+  /** The offset after the last byte read: pass it as `since` to resume exactly. */
+  readonly nextOffset: number;
+  readonly exitCode: number | undefined;
+  readonly closeCode: number | undefined;
+  read(opts?: PtyReadOptions): Promise<PtyRead>;
+  [Symbol.asyncIterator](): AsyncIterator<PtyOutput>;
+  /** Input: bytes, or a string sent as UTF-8 (`'\r'` is Enter). */
+  write(data: Uint8Array | string): Promise<void>;
+  resize(cols: number, rows: number): Promise<void>;
+  signal(name: 'SIGINT' | 'SIGTERM' | 'SIGKILL' | 'SIGQUIT' | 'SIGHUP'): Promise<void>;
+  /** Detaches (the shell keeps running); resolves to the offset to resume from. */
+  close(): Promise<number>;
+}
+export interface LogChunk {
+  offset: number;
+  data: Buffer;
+}
+export declare class ExecdPty {
+  private constructor();
+  createSession(opts?: PtyCreateOptions): Promise<string>;
+  getSession(sessionId: string): Promise<PtySessionStatus>;
+  deleteSession(sessionId: string): Promise<void>;
+  attach(sessionId: string, opts?: PtyAttachOptions): Promise<PtyConnection>;
+  /** A background command's output, live, without loss or repetition. */
+  followLogs(executionId: string, opts?: { cursor?: number; intervalMs?: number }): AsyncIterable<LogChunk>;
+}
+
 // ---- manager and sandbox ---------------------------------------------------------------
 
 export interface SandboxManagerOptions {
@@ -525,6 +606,8 @@ export declare class Sandbox {
   readonly files: SandboxFiles;
   readonly health: ExecdHealth;
   readonly metrics: ExecdMetrics;
+  /** Interactive PTY sessions and live background logs (extension). */
+  readonly pty: ExecdPty;
   private constructor();
   static create(opts: SandboxCreateOptions): Promise<Sandbox>;
   static connect(opts: SandboxConnectOptions): Promise<Sandbox>;

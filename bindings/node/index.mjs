@@ -9,6 +9,8 @@ export const {
   SandboxFiles,
   ExecdHealth,
   ExecdMetrics,
+  ExecdPty,
+  PtyConnection,
   ExecutionEventDispatcher,
   CodeInterpreter,
   Codes,

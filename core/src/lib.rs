@@ -9,6 +9,7 @@
 //! - [`Sandbox`]: a handle with readiness, bound lifecycle calls, [`ExecdClient`] and
 //!   [`EgressClient`] (egress policy and (1.1) the credential vault).
 //! - [`stream`]: the tolerant event parser, [`EventStream`], [`Execution`] and handlers.
+//! - [`pty`]: interactive PTY sessions over a WebSocket.
 //! - [`Error`]: one error type with a stable [`ErrorKind`].
 #![deny(missing_docs)]
 
@@ -19,6 +20,7 @@ pub mod execd;
 mod http;
 pub mod lifecycle;
 pub mod models;
+pub mod pty;
 pub mod retry;
 pub mod runtime;
 pub mod sandbox;
@@ -30,8 +32,13 @@ pub use config::{ConnectionConfig, Protocol};
 pub use egress::{EgressClient, DEFAULT_EGRESS_PORT};
 pub use error::{Error, ErrorKind, Result};
 pub use execd::{ExecdClient, MetricsStream, WriteData, WriteEntry, DEFAULT_EXECD_PORT};
+pub use execd::{LogChunk, LogFollower};
 pub use execd::{RunControl, TAIL_CURSOR_HEADER};
 pub use lifecycle::SandboxManager;
+pub use pty::{
+    PtyAttachOptions, PtyChannel, PtyConnection, PtyCreateRequest, PtyEvent, PtyMode,
+    PtySessionStatus, PtyWriter,
+};
 pub use retry::RetryPolicy;
 pub use sandbox::{ConnectOptions, HealthCheck, Sandbox, SandboxCreateOptions};
 pub use stream::{

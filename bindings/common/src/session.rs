@@ -29,6 +29,7 @@ pub(crate) enum Entry {
     Run(Arc<Run>),
     Upload(Arc<Upload>),
     Download(Arc<Download>),
+    Pty(Arc<crate::ops::pty::PtyHandle>),
 }
 
 impl Entry {
@@ -40,6 +41,7 @@ impl Entry {
             Entry::Run(_) => "execution",
             Entry::Upload(_) => "upload",
             Entry::Download(_) => "download",
+            Entry::Pty(_) => "pty",
         }
     }
 }
@@ -199,6 +201,7 @@ impl Session {
             Entry::Sandbox(_) => lock(&self.by_id).retain(|_, v| *v != h),
             Entry::Run(run) => run.cancel(),
             Entry::Upload(up) => up.abort(),
+            Entry::Pty(p) => p.detach(),
             _ => {}
         }
         true

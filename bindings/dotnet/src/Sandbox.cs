@@ -30,6 +30,7 @@ namespace OpenSandbox
             Files = new FilesService(_core);
             Health = new HealthService(_core);
             Metrics = new MetricsService(_core);
+            Pty = new PtyService(_core);
             _egress = new EgressService(_core);
         }
 
@@ -39,6 +40,8 @@ namespace OpenSandbox
         public ISandboxFiles Files { get; private set; }
         public IExecdHealth Health { get; private set; }
         public IExecdMetrics Metrics { get; private set; }
+        /// <summary>Interactive PTY sessions and live background logs (extension).</summary>
+        public IExecdPty Pty { get; private set; }
 
         internal SandboxCore Core { get { return _core; } }
 

@@ -6,6 +6,7 @@
 
 const native = require('./native.js');
 const errors = require('./errors.js');
+const { ExecdPty, PtyConnection } = require('./pty.js');
 const { call, fromNative, InvalidArgumentException, SandboxReadyTimeoutException } = errors;
 
 const VERSION = require('../package.json').version;
@@ -914,6 +915,7 @@ class Sandbox {
     this.files = new SandboxFiles(this);
     this.health = new ExecdHealth(this);
     this.metrics = new ExecdMetrics(this);
+    this.pty = new ExecdPty(this);
   }
 
   /** The lifecycle service (a SandboxManager over the same configuration). */
@@ -1171,6 +1173,8 @@ module.exports = {
   SandboxFiles,
   ExecdHealth,
   ExecdMetrics,
+  ExecdPty,
+  PtyConnection,
   ExecutionEventDispatcher,
   CodeInterpreter,
   Codes,

@@ -34,6 +34,7 @@ FILES: List[Tuple[str, str]] = [
     ("opensandbox/services/egress.py", "opensandbox/sync/services/egress.py"),
     ("opensandbox/services/filesystem.py", "opensandbox/sync/services/filesystem.py"),
     ("opensandbox/services/metrics.py", "opensandbox/sync/services/metrics.py"),
+    ("opensandbox/services/pty.py", "opensandbox/sync/services/pty.py"),
     ("code_interpreter/code_interpreter.py", "code_interpreter/sync/code_interpreter.py"),
     ("code_interpreter/services/code.py", "code_interpreter/sync/services/code.py"),
 ]
@@ -64,6 +65,8 @@ NAMES: Dict[str, str] = {
     "CredentialVault": "CredentialVaultSync",
     "Filesystem": "FilesystemSync",
     "Metrics": "MetricsSync",
+    "Pty": "PtySync",
+    "PtyConnection": "PtyConnectionSync",
     "CodeInterpreter": "CodeInterpreterSync",
     "Codes": "CodesSync",
 }
@@ -71,7 +74,7 @@ NAMES: Dict[str, str] = {
 # Text after the token pass: modules of the sync classes, awaitable types, docs.
 TEXT: List[Tuple[str, str]] = [
     (
-        r"^from opensandbox\.services\.(command|diagnostics|egress|filesystem|metrics) import",
+        r"^from opensandbox\.services\.(command|diagnostics|egress|filesystem|metrics|pty) import",
         r"from opensandbox.sync.services.\1 import",
     ),
     (r"^from opensandbox\.config\.connection import", "from opensandbox.config.connection_sync import"),

@@ -72,7 +72,7 @@ MANIFEST = {op["name"]: op for op in _native.ops_manifest()["ops"]}
 NATIVE_AS = {"read_bytes": "files.read_bytes", "watch_metrics": "sandbox.get_metrics"}
 # Ops whose arguments name handles of a live session: checked against the manifest
 # only (a replay would be refused for the handle, not for a key).
-HANDLE_OPS = {"execution.next_batch", "release"}
+HANDLE_OPS = {"execution.next_batch", "release", "pty.read", "pty.write", "pty.resize", "pty.signal", "pty.close"}
 
 END = {
     "type": "end",
@@ -109,6 +109,29 @@ CANNED: Dict[str, Any] = {
     "release": {"released": True},
     "download.open": {"handle": 8},
     "commands.create_session": {"session_id": "s-1"},
+    "pty.create": {"session_id": "s-1"},
+    "pty.get": {"session_id": "s-1", "running": True, "output_offset": 2},
+    "pty.attach": {"handle": 9, "session_id": "s-1", "mode": "pty", "since": 0, "replay_end": 0},
+    "pty.read": {
+        "data_b64": "aGk=",
+        "output": "hi",
+        "bytes": 2,
+        "channel": "stdout",
+        "offset": 0,
+        "next_offset": 2,
+        "exit_code": 0,
+        "errors": [],
+        "closed": True,
+        "close_code": 1000,
+        "close_reason": "process exited",
+        "timed_out": False,
+        "done": True,
+    },
+    "pty.close": {"session_id": "s-1", "next_offset": 2},
+    "pty.write": None,
+    "pty.resize": None,
+    "pty.signal": None,
+    "commands.follow_logs": {"handle": 7},
 }
 
 
@@ -367,6 +390,27 @@ async def _exercise_async(spy: Spy) -> None:
             pass
     except Stop:
         pass
+    for coro in [
+        sb.pty.create_session(cwd="/w", command="top"),
+        sb.pty.get_session("s-1"),
+        sb.pty.delete_session("s-1"),
+    ]:
+        await _try(coro)
+    term = await sb.pty.attach("s-1", since=0, mode="pipe", takeover=True)
+    for coro in [
+        term.write("ls\r"),
+        term.write(b"\x03"),
+        term.resize(100, 30),
+        term.signal("SIGINT"),
+        term.read(until="$ ", timeout=1.0),
+        term.read(until_exit=True),
+    ]:
+        await _try(coro)
+    async for _ in term:
+        pass
+    await term.close()
+    async for _ in sb.pty.follow_logs("ex-1", cursor=3, interval=0.1):
+        pass
     ci = await CodeInterpreter.create(sb)
     ctx = CodeContext(id="ctx-1", language="python")
     for coro in [
@@ -481,6 +525,16 @@ def _exercise_sync(spy: Spy) -> None:
         _try_sync(fn, *args)
     _try_sync(sb.commands.run, "echo", opts=opts, handlers=h)
     _try_sync(sb.commands.run_in_session, "s-1", "pwd", timeout=timedelta(seconds=1), handlers=h)
+    for fn, *args in [(sb.pty.create_session,), (sb.pty.get_session, "s-1"), (sb.pty.delete_session, "s-1")]:
+        _try_sync(fn, *args)
+    with sb.pty.attach("s-1") as term:
+        term.write("ls\r")
+        term.resize(80, 24)
+        term.read(until="$ ")
+        for _ in term:
+            pass
+    for _ in sb.pty.follow_logs("ex-1"):
+        pass
     ci = CodeInterpreterSync.create(sb)
     for fn, *args in [
         (ci.codes.create_context, "python"),
@@ -601,7 +655,7 @@ def test_the_op_layer_parses_every_sent_call(recorded):
 
 
 OP_NAME = re.compile(
-    r"""["']((?:sandbox|manager|commands|code|files|metrics|execution|download|upload|config|credential_vault)\.[a-z_]+|release)["']"""
+    r"""["']((?:sandbox|manager|commands|code|files|metrics|execution|download|upload|config|credential_vault|pty)\.[a-z_]+|release)["']"""
 )
 
 

@@ -193,6 +193,7 @@ namespace OpenSandbox.Conformance
         private static ConnectionConfig _defaultConfig;
         private static readonly Dictionary<string, CancellationTokenSource> Cancels = new Dictionary<string, CancellationTokenSource>();
         private static int _runSeq;
+        private static readonly Dictionary<string, OpenSandbox.Services.PtyStream> Ptys = new Dictionary<string, OpenSandbox.Services.PtyStream>();
 
         private static readonly string[] Ops =
         {
@@ -212,6 +213,8 @@ namespace OpenSandbox.Conformance
             "files.read_bytes_stream", "files.get_file_info", "files.delete_files", "files.delete_directories",
             "files.move_files", "files.set_permissions", "files.create_directories", "files.replace_contents",
             "files.replace_contents_detailed", "files.search", "files.list_directory", "metrics.watch",
+            "pty.create", "pty.get", "pty.delete", "pty.attach", "pty.write", "pty.resize", "pty.read", "pty.close",
+            "commands.follow_background_command_logs",
         };
 
         private static int Main()
@@ -377,6 +380,7 @@ namespace OpenSandbox.Conformance
                 case "commands":
                 case "execution": return await CommandOp(op, a).ConfigureAwait(false);
                 case "code": return await CodeOp(op, a).ConfigureAwait(false);
+                case "pty": return await PtyOp(op, a).ConfigureAwait(false);
                 case "files":
                 case "metrics": return await FileOp(op, a).ConfigureAwait(false);
             }
@@ -626,6 +630,7 @@ namespace OpenSandbox.Conformance
                         { "started_at", Time(s.StartedAt) }, { "finished_at", Time(s.FinishedAt) },
                     };
                 }
+                case "commands.follow_background_command_logs": return await FollowLogs(sb, a).ConfigureAwait(false);
                 case "commands.get_background_command_logs":
                 {
                     var l = await sb.Commands.GetBackgroundCommandLogsAsync(a.Str("id"), a.OptLong("cursor")).ConfigureAwait(false);
@@ -824,6 +829,110 @@ namespace OpenSandbox.Conformance
                 }
             }
             throw new DriverError("unsupported_op", "unsupported op " + op);
+        }
+
+        // ------------------------------------------------------------------ PTY (PROTOCOL.md §2.8)
+
+        private static OpenSandbox.Services.PtyStream Pty(A a)
+        {
+            OpenSandbox.Services.PtyStream p;
+            if (!Ptys.TryGetValue(a.Str("handle"), out p)) throw new DriverError("driver_error", "no pty with handle " + a.Str("handle"));
+            return p;
+        }
+
+        private static async Task<object> PtyOp(string op, A a)
+        {
+            switch (op)
+            {
+                case "pty.write":
+                {
+                    var bytes = Encoding.UTF8.GetBytes(a.Str("text"));
+                    await Pty(a).WriteAsync(bytes, 0, bytes.Length).ConfigureAwait(false);
+                    return null;
+                }
+                case "pty.resize":
+                    await Pty(a).ResizeAsync((int)(a.OptLong("cols") ?? 0), (int)(a.OptLong("rows") ?? 0)).ConfigureAwait(false);
+                    return null;
+                case "pty.close":
+                {
+                    var p = Pty(a);
+                    Ptys.Remove(a.Str("handle"));
+                    var next = await p.DetachAsync().ConfigureAwait(false);
+                    p.Dispose();
+                    return new Dictionary<string, object> { { "next_offset", next } };
+                }
+                case "pty.read":
+                {
+                    var o = new OpenSandbox.Services.PtyReadOptions { Until = a.OptStr("until"), UntilExit = a.Bool("until_exit") };
+                    var wait = a.OptLong("wait_ms");
+                    if (wait.HasValue) o.Timeout = TimeSpan.FromMilliseconds(wait.Value);
+                    var r = await Pty(a).ReadChunkAsync(o).ConfigureAwait(false);
+                    return new Dictionary<string, object>
+                    {
+                        { "output", r.Text }, { "channel", r.Channel }, { "offset", r.Offset }, { "next_offset", r.NextOffset },
+                        { "exit_code", r.ExitCode.HasValue ? (object)(long)r.ExitCode.Value : null }, { "closed", r.Closed },
+                        { "close_code", r.CloseCode.HasValue ? (object)(long)r.CloseCode.Value : null },
+                        { "timed_out", r.TimedOut }, { "done", r.Done },
+                    };
+                }
+            }
+            var sb = await GetSandbox(a).ConfigureAwait(false);
+            switch (op)
+            {
+                case "pty.create":
+                    return new Dictionary<string, object> { { "session_id", await sb.Pty.CreateSessionAsync(a.OptStr("cwd"), a.OptStr("command")).ConfigureAwait(false) } };
+                case "pty.get":
+                {
+                    var st = await sb.Pty.GetSessionAsync(a.Str("session_id")).ConfigureAwait(false);
+                    return new Dictionary<string, object> { { "session_id", st.SessionId }, { "running", st.Running }, { "output_offset", st.OutputOffset } };
+                }
+                case "pty.delete":
+                    await sb.Pty.DeleteSessionAsync(a.Str("session_id")).ConfigureAwait(false);
+                    return null;
+                case "pty.attach":
+                {
+                    var o = new OpenSandbox.Services.PtyAttachOptions { Since = a.OptLong("since"), Pipe = a.OptStr("mode") == "pipe", Takeover = a.Bool("takeover") };
+                    var p = await sb.Pty.AttachAsync(a.Str("session_id"), o).ConfigureAwait(false);
+                    var handle = "pty-" + Interlocked.Increment(ref _runSeq);
+                    Ptys[handle] = p;
+                    return new Dictionary<string, object> { { "handle", handle }, { "mode", p.Mode } };
+                }
+            }
+            throw new DriverError("unsupported_op", "unsupported op " + op);
+        }
+
+        private static async Task<object> FollowLogs(Sandbox sb, A a)
+        {
+            var start = a.OptLong("cursor") ?? 0;
+            var limit = a.OptLong("max_bytes");
+            var content = new MemoryStream();
+            object first = null;
+            long expected = start;
+            bool contiguous = true, ended = true;
+            long chunks = 0;
+            var en = sb.Pty.FollowLogsAsync(a.Str("id"), start).GetAsyncEnumerator();
+            try
+            {
+                while (await en.MoveNextAsync().ConfigureAwait(false))
+                {
+                    var c = en.Current;
+                    chunks++;
+                    if (first == null) first = c.Offset;
+                    contiguous = contiguous && c.Offset == expected;
+                    expected = c.Offset + c.Data.Length;
+                    content.Write(c.Data, 0, c.Data.Length);
+                    if (limit.HasValue && content.Length >= limit.Value) { ended = false; break; }
+                }
+            }
+            finally
+            {
+                await en.DisposeAsync().ConfigureAwait(false);
+            }
+            return new Dictionary<string, object>
+            {
+                { "content", Encoding.UTF8.GetString(content.ToArray()) }, { "first_offset", first }, { "cursor", expected },
+                { "chunks", chunks }, { "contiguous", contiguous }, { "ended", ended },
+            };
         }
 
         private static List<ContentReplaceEntry> Replacements(A a)

@@ -51,6 +51,7 @@ type state struct {
 	cancels   map[string]context.CancelFunc
 	next      int
 	manager   *opensandbox.SandboxManager
+	ptys      map[string]*opensandbox.PtyConn
 }
 
 var ops = []string{
@@ -73,6 +74,8 @@ var ops = []string{
 	"files.delete_directories", "files.move_files", "files.set_permissions",
 	"files.create_directories", "files.replace_contents", "files.replace_contents_detailed",
 	"files.search", "files.list_directory", "metrics.watch",
+	"pty.create", "pty.get", "pty.delete", "pty.attach", "pty.write", "pty.resize", "pty.read", "pty.close",
+	"commands.follow_background_command_logs",
 }
 
 func main() {
@@ -597,6 +600,8 @@ func (st *state) dispatch(op string, a args) (any, error) {
 			delete(st.cancels, h)
 		}
 		return r.value, r.err
+	case op == "pty.write" || op == "pty.resize" || op == "pty.read" || op == "pty.close":
+		return st.ptyConnOp(ctx, op, a)
 	case op == "execution.cancel":
 		// Go's own cancellation: cancelling the context the run was started with.
 		h, err := a.str("handle")
@@ -624,6 +629,8 @@ func (st *state) dispatch(op string, a args) (any, error) {
 		return st.codeOp(ctx, op, sb, a)
 	case strings.HasPrefix(op, "files."):
 		return filesOp(ctx, op, sb, a)
+	case strings.HasPrefix(op, "pty."):
+		return st.ptyOp(ctx, op, sb, a)
 	case op == "metrics.watch":
 		n := 1
 		if c, ok := a.num("count"); ok {
@@ -990,6 +997,8 @@ func (st *state) commandsOp(ctx context.Context, op string, sb *opensandbox.Sand
 		}
 		return map[string]any{"id": s.ID, "content": s.Content, "running": s.Running, "exit_code": s.ExitCode,
 			"error": nz(s.Error), "started_at": tm(&s.StartedAt), "finished_at": tm(s.FinishedAt)}, nil
+	case "commands.follow_background_command_logs":
+		return followLogs(ctx, sb, a)
 	case "commands.get_background_command_logs":
 		var cursor *int64
 		if c, ok := a.num("cursor"); ok {
@@ -1312,4 +1321,122 @@ func filesOp(ctx context.Context, op string, sb *opensandbox.Sandbox, a args) (a
 		return entries(l), nil
 	}
 	return nil, &failure{kind: "unsupported_op", msg: "unsupported op " + op}
+}
+
+// ptyOp: the sandbox-bound PTY ops (PROTOCOL.md §2.8).
+func (st *state) ptyOp(ctx context.Context, op string, sb *opensandbox.Sandbox, a args) (any, error) {
+	switch op {
+	case "pty.create":
+		s, err := sb.CreatePtySession(ctx, opensandbox.PtyCreateRequest{Cwd: a.optStr("cwd"), Command: a.optStr("command")})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"session_id": s.SessionID}, nil
+	case "pty.get":
+		s, err := sb.GetPtySession(ctx, a.optStr("session_id"))
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"session_id": s.SessionID, "running": s.Running, "output_offset": s.OutputOffset}, nil
+	case "pty.delete":
+		return nil, sb.DeletePtySession(ctx, a.optStr("session_id"))
+	case "pty.attach":
+		opts := opensandbox.PtyAttachOptions{Pipe: a.optStr("mode") == "pipe", Takeover: a.boolean("takeover")}
+		if v, ok := a.num("since"); ok {
+			since := int64(v)
+			opts.Since = &since
+		}
+		conn, err := sb.AttachPty(ctx, a.optStr("session_id"), opts)
+		if err != nil {
+			return nil, err
+		}
+		st.next++
+		h := fmt.Sprintf("pty-%d", st.next)
+		if st.ptys == nil {
+			st.ptys = map[string]*opensandbox.PtyConn{}
+		}
+		st.ptys[h] = conn
+		return map[string]any{"handle": h, "mode": conn.Mode()}, nil
+	}
+	return nil, &failure{kind: "unsupported_op", msg: "unsupported op " + op}
+}
+
+// ptyConnOp: the PTY ops on an attached connection (io.ReadWriteCloser plus extras).
+func (st *state) ptyConnOp(ctx context.Context, op string, a args) (any, error) {
+	h, err := a.str("handle")
+	if err != nil {
+		return nil, err
+	}
+	conn, ok := st.ptys[h]
+	if !ok {
+		return nil, driverErr("no pty with handle %s", h)
+	}
+	switch op {
+	case "pty.write":
+		_, err := io.WriteString(conn, a.optStr("text"))
+		return nil, err
+	case "pty.resize":
+		cols, _ := a.num("cols")
+		rows, _ := a.num("rows")
+		return nil, conn.Resize(ctx, int(cols), int(rows))
+	case "pty.close":
+		delete(st.ptys, h)
+		if err := conn.Close(); err != nil {
+			return nil, err
+		}
+		return map[string]any{"next_offset": conn.NextOffset()}, nil
+	}
+	opts := opensandbox.PtyReadOptions{Until: a.optStr("until"), UntilExit: a.boolean("until_exit")}
+	if v, ok := a.num("wait_ms"); ok {
+		opts.WaitMs = int64(v)
+	}
+	r, err := conn.ReadChunk(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	var offset, channel any
+	if r.Offset >= 0 {
+		offset = r.Offset
+	}
+	if r.Channel != "" {
+		channel = r.Channel
+	}
+	return map[string]any{"output": strings.ToValidUTF8(string(r.Data), "\uFFFD"), "channel": channel, "offset": offset,
+		"next_offset": r.NextOffset, "exit_code": r.ExitCode, "closed": r.Closed, "close_code": r.CloseCode,
+		"timed_out": r.TimedOut, "done": r.Done}, nil
+}
+
+// followLogs: commands.follow_background_command_logs over Sandbox.FollowCommandLogs.
+func followLogs(ctx context.Context, sb *opensandbox.Sandbox, a args) (any, error) {
+	var start int64
+	if v, ok := a.num("cursor"); ok {
+		start = int64(v)
+	}
+	limit := int64(-1)
+	if v, ok := a.num("max_bytes"); ok {
+		limit = int64(v)
+	}
+	var content []byte
+	var first any
+	expected, contiguous, chunks, ended := start, true, 0, true
+	stop := errors.New("enough")
+	err := sb.FollowCommandLogs(ctx, a.optStr("id"), start, func(c opensandbox.LogChunk) error {
+		chunks++
+		if first == nil {
+			first = c.Offset
+		}
+		contiguous = contiguous && c.Offset == expected
+		expected = c.Offset + int64(len(c.Data))
+		content = append(content, c.Data...)
+		if limit >= 0 && int64(len(content)) >= limit {
+			ended = false
+			return stop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, stop) {
+		return nil, err
+	}
+	return map[string]any{"content": strings.ToValidUTF8(string(content), "\uFFFD"), "first_offset": first,
+		"cursor": expected, "chunks": chunks, "contiguous": contiguous, "ended": ended}, nil
 }

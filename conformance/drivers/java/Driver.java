@@ -22,12 +22,17 @@ import com.alibaba.opensandbox.sandbox.domain.models.execd.filesystem.ReplaceRes
 import com.alibaba.opensandbox.sandbox.domain.models.execd.filesystem.SearchEntry;
 import com.alibaba.opensandbox.sandbox.domain.models.execd.filesystem.SetPermissionEntry;
 import com.alibaba.opensandbox.sandbox.domain.models.execd.filesystem.WriteEntry;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.pty.LogChunk;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.pty.PtyRead;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.pty.PtySessionStatus;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.NetworkPolicy;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.NetworkRule;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxFilter;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxInfo;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxMetrics;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SnapshotFilter;
+import com.alibaba.opensandbox.sandbox.domain.services.Pty;
+import com.alibaba.opensandbox.sandbox.domain.services.PtyConnection;
 import com.alibaba.opensandbox.sandbox.internal.Json;
 import java.io.BufferedReader;
 import java.io.InputStream;
@@ -67,6 +72,7 @@ public final class Driver {
     SandboxManager manager;
     final Map<String, Sandbox> sandboxes = new HashMap<>();
     final Map<String, Object[]> runs = new HashMap<>();
+    final Map<String, PtyConnection> ptys = new HashMap<>();
     int nextHandle;
 
     // ---- argument helpers ----
@@ -577,6 +583,43 @@ public final class Driver {
                 return null;
             case "commands.get_command_status":
                 return sandbox(a).commands().getCommandStatus(req(a, "id")).toJson();
+            case "commands.follow_background_command_logs":
+                return followLogs(a);
+            case "pty.create":
+                return Json.obj("session_id", sandbox(a).pty().createSession(str(a, "cwd"), str(a, "command")));
+            case "pty.get": {
+                PtySessionStatus st = sandbox(a).pty().getSession(req(a, "session_id"));
+                return Json.obj("session_id", st.getSessionId(), "running", st.getRunning(), "output_offset", st.getOutputOffset());
+            }
+            case "pty.delete":
+                sandbox(a).pty().deleteSession(req(a, "session_id"));
+                return null;
+            case "pty.attach": {
+                PtyConnection c = sandbox(a).pty().attach(req(a, "session_id"), lng(a, "since"),
+                        "pipe".equals(str(a, "mode")), bool(a, "takeover"));
+                String h = "pty-" + (++nextHandle);
+                ptys.put(h, c);
+                return Json.obj("handle", h, "mode", c.getMode());
+            }
+            case "pty.write":
+                pty(a).getOutputStream().write(req(a, "text").getBytes(StandardCharsets.UTF_8));
+                return null;
+            case "pty.resize":
+                pty(a).resize(integer(a, "cols"), integer(a, "rows"));
+                return null;
+            case "pty.read": {
+                Long wait = lng(a, "wait_ms");
+                PtyRead r = pty(a).read(str(a, "until"), bool(a, "until_exit"), wait == null ? null : Duration.ofMillis(wait));
+                return Json.obj("output", r.getText(), "channel", r.getChannel(), "offset", r.getOffset(),
+                        "next_offset", r.getNextOffset(), "exit_code", r.getExitCode(), "closed", r.isClosed(),
+                        "close_code", r.getCloseCode(), "timed_out", r.isTimedOut(), "done", r.isDone());
+            }
+            case "pty.close": {
+                PtyConnection c = pty(a);
+                ptys.remove(req(a, "handle"));
+                c.close();
+                return Json.obj("next_offset", c.getNextOffset());
+            }
             case "commands.get_background_command_logs":
                 return sandbox(a).commands().getBackgroundCommandLogs(req(a, "id"), lng(a, "cursor")).toJson();
             case "commands.create_session":
@@ -736,6 +779,44 @@ public final class Driver {
             default:
                 throw new DriverError("unsupported_op", "the java driver does not implement " + op);
         }
+    }
+
+    PtyConnection pty(Map<?, ?> a) {
+        PtyConnection c = ptys.get(req(a, "handle"));
+        if (c == null) {
+            throw new DriverError("driver_error", "no pty with handle " + str(a, "handle"));
+        }
+        return c;
+    }
+
+    Object followLogs(Map<?, ?> a) {
+        long start = lng(a, "cursor") == null ? 0 : lng(a, "cursor");
+        Long limit = lng(a, "max_bytes");
+        java.io.ByteArrayOutputStream content = new java.io.ByteArrayOutputStream();
+        Long first = null;
+        long expected = start;
+        long chunks = 0;
+        boolean contiguous = true;
+        boolean ended = true;
+        try (Pty.LogFollower f = sandbox(a).pty().followLogs(req(a, "id"), start)) {
+            while (f.hasNext()) {
+                LogChunk c = f.next();
+                chunks++;
+                if (first == null) {
+                    first = c.getOffset();
+                }
+                contiguous = contiguous && c.getOffset() == expected;
+                byte[] data = c.getData();
+                expected = c.getOffset() + data.length;
+                content.write(data, 0, data.length);
+                if (limit != null && content.size() >= limit) {
+                    ended = false;
+                    break;
+                }
+            }
+        }
+        return Json.obj("content", new String(content.toByteArray(), StandardCharsets.UTF_8), "first_offset", first,
+                "cursor", expected, "chunks", chunks, "contiguous", contiguous, "ended", ended);
     }
 
     Codes codes(Map<?, ?> a) {

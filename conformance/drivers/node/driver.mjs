@@ -31,6 +31,8 @@ const OPS = [
   'files.read_bytes_stream', 'files.get_file_info', 'files.delete_files', 'files.delete_directories',
   'files.move_files', 'files.set_permissions', 'files.create_directories', 'files.replace_contents',
   'files.replace_contents_detailed', 'files.search', 'files.list_directory', 'metrics.watch',
+  'pty.create', 'pty.get', 'pty.delete', 'pty.attach', 'pty.write', 'pty.resize', 'pty.read', 'pty.close',
+  'commands.follow_background_command_logs',
 ];
 
 class DriverError extends Error {}
@@ -48,6 +50,7 @@ let baseManager = null;
 const sandboxes = new Map();
 const contexts = new Map();
 const runs = new Map();
+const ptys = new Map();
 let nextHandle = 0;
 
 function configOf(args) {
@@ -571,9 +574,74 @@ async function dispatch(op, a) {
       }
       return got;
     }
+    case 'pty.create':
+      return { session_id: await (await sandbox(a)).pty.createSession({ cwd: a.cwd ?? undefined, command: a.command ?? undefined }) };
+    case 'pty.get': {
+      const st = await (await sandbox(a)).pty.getSession(req(a, 'session_id'));
+      return { session_id: st.sessionId, running: st.running, output_offset: st.outputOffset };
+    }
+    case 'pty.delete':
+      await (await sandbox(a)).pty.deleteSession(req(a, 'session_id'));
+      return null;
+    case 'pty.attach': {
+      const conn = await (await sandbox(a)).pty.attach(req(a, 'session_id'), {
+        since: a.since ?? undefined, mode: a.mode ?? undefined, takeover: !!a.takeover,
+      });
+      const handle = `pty-${++nextHandle}`;
+      ptys.set(handle, conn);
+      return { handle, mode: conn.mode };
+    }
+    case 'pty.write':
+      await pty(a).write(req(a, 'text'));
+      return null;
+    case 'pty.resize':
+      await pty(a).resize(req(a, 'cols'), req(a, 'rows'));
+      return null;
+    case 'pty.read': {
+      const r = await pty(a).read({ until: a.until ?? undefined, untilExit: !!a.until_exit, timeoutMs: a.wait_ms ?? undefined });
+      return {
+        output: r.text, channel: nn(r.channel), offset: nn(r.offset), next_offset: r.nextOffset,
+        exit_code: nn(r.exitCode), closed: r.closed, close_code: nn(r.closeCode), timed_out: r.timedOut, done: r.done,
+      };
+    }
+    case 'pty.close': {
+      const conn = pty(a);
+      ptys.delete(a.handle);
+      return { next_offset: await conn.close() };
+    }
+    case 'commands.follow_background_command_logs': {
+      const start = a.cursor ?? 0;
+      const chunks = [];
+      let first = null;
+      let expected = start;
+      let contiguous = true;
+      let ended = true;
+      let size = 0;
+      for await (const c of (await sandbox(a)).pty.followLogs(req(a, 'id'), { cursor: start })) {
+        if (first == null) first = c.offset;
+        contiguous = contiguous && c.offset === expected;
+        expected = c.offset + c.data.length;
+        chunks.push(c.data);
+        size += c.data.length;
+        if (a.max_bytes != null && size >= a.max_bytes) {
+          ended = false;
+          break;
+        }
+      }
+      return {
+        content: Buffer.concat(chunks).toString('utf8'), first_offset: first, cursor: expected,
+        chunks: chunks.length, contiguous, ended,
+      };
+    }
     default:
       throw new Unsupported(op);
   }
+}
+
+function pty(a) {
+  const conn = ptys.get(a.handle);
+  if (!conn) throw new DriverError(`unknown pty handle ${a.handle}`);
+  return conn;
 }
 
 function errorJson(e) {

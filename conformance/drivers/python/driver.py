@@ -121,6 +121,15 @@ OPS = [
     "files.search",
     "files.list_directory",
     "metrics.watch",
+    "pty.create",
+    "pty.get",
+    "pty.delete",
+    "pty.attach",
+    "pty.write",
+    "pty.resize",
+    "pty.read",
+    "pty.close",
+    "commands.follow_background_command_logs",
 ]
 
 
@@ -325,6 +334,7 @@ class Driver:
         self.sandboxes: Dict[str, Sandbox] = {}
         self.interpreters: Dict[str, CodeInterpreter] = {}
         self.runs: Dict[str, asyncio.Task] = {}
+        self.ptys: Dict[str, Any] = {}
         self.next = 0
 
     def config(self, args: Dict[str, Any]) -> ConnectionConfig:
@@ -384,7 +394,92 @@ class Driver:
         task.cancel()
         raise DriverError("no init event within 30 s")
 
+    async def pty(self, name: str, a: Dict[str, Any]) -> Any:
+        """PTY ops (PROTOCOL.md §2.8) over ``sandbox.pty``."""
+        if name in ("write", "resize", "read", "close"):
+            conn = self.ptys.get(a.get("handle"))
+            if conn is None:
+                raise DriverError(f"unknown pty handle {a.get('handle')!r}")
+            if name == "write":
+                await conn.write(a["text"])
+                return None
+            if name == "resize":
+                await conn.resize(int(a["cols"]), int(a["rows"]))
+                return None
+            if name == "close":
+                del self.ptys[a["handle"]]
+                return {"next_offset": await conn.close()}
+            wait = a.get("wait_ms")
+            timeout = None if wait is None else wait / 1000
+            if a.get("until") is not None:
+                r = await conn.read(until=a["until"], timeout=timeout)
+            elif a.get("until_exit"):
+                r = await conn.read(until_exit=True, timeout=timeout)
+            else:
+                r = await conn.read(timeout=timeout)
+            return {
+                "output": r.text,
+                "channel": r.channel,
+                "offset": r.offset,
+                "next_offset": r.next_offset,
+                "exit_code": r.exit_code,
+                "closed": r.closed,
+                "close_code": r.close_code,
+                "timed_out": r.timed_out,
+                "done": r.done,
+            }
+        sb = await self.sandbox(a)
+        if name == "create":
+            return {"session_id": await sb.pty.create_session(cwd=a.get("cwd"), command=a.get("command"))}
+        if name == "get":
+            st = await sb.pty.get_session(a["session_id"])
+            return {"session_id": st.session_id, "running": st.running, "output_offset": st.output_offset}
+        if name == "delete":
+            await sb.pty.delete_session(a["session_id"])
+            return None
+        if name == "attach":
+            conn = await sb.pty.attach(
+                a["session_id"], since=a.get("since"), mode=a.get("mode") or "pty", takeover=bool(a.get("takeover"))
+            )
+            self.next += 1
+            handle = f"pty-{self.next}"
+            self.ptys[handle] = conn
+            return {"handle": handle, "mode": conn.mode}
+        raise NotImplementedError(name)
+
+    async def follow_logs(self, a: Dict[str, Any]) -> Any:
+        """``commands.follow_background_command_logs`` over ``sandbox.pty.follow_logs``."""
+        sb = await self.sandbox(a)
+        start = int(a.get("cursor") or 0)
+        limit = a.get("max_bytes")
+        content = bytearray()
+        first: Optional[int] = None
+        expected, contiguous, chunks, ended = start, True, 0, True
+        follow = sb.pty.follow_logs(a["id"], cursor=start)
+        async for chunk in follow:
+            chunks += 1
+            first = chunk.offset if first is None else first
+            contiguous = contiguous and chunk.offset == expected
+            expected = chunk.offset + len(chunk.data)
+            content += chunk.data
+            if limit is not None and len(content) >= limit:
+                ended = False
+                break
+        await follow.aclose()
+        return {
+            "content": content.decode("utf-8", "replace"),
+            "first_offset": first,
+            "cursor": expected,
+            "chunks": chunks,
+            "contiguous": contiguous,
+            "ended": ended,
+        }
+
     async def dispatch(self, op: str, a: Dict[str, Any]) -> Any:
+        if op.startswith("pty."):
+            return await self.pty(op[4:], a)
+        if op == "commands.follow_background_command_logs":
+            return await self.follow_logs(a)
         if op == "sandbox.create":
             policy = None
             if a.get("network_policy"):

@@ -14,13 +14,15 @@ use crate::http::{Http, Req, Target};
 use crate::models::Endpoint;
 
 mod code;
-mod commands;
+pub(crate) mod commands;
 mod files;
+mod follow;
 mod metrics;
 mod sessions;
 
 pub use commands::{RunControl, TAIL_CURSOR_HEADER};
 pub use files::{BytesStream, WriteData, WriteEntry};
+pub use follow::{LogChunk, LogFollower};
 pub use metrics::MetricsStream;
 
 /// The port execd listens on inside a sandbox.

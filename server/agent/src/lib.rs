@@ -10,6 +10,7 @@
 //! - [`commands`]: foreground/background commands, status, logs, interrupt.
 //! - [`sessions`]: persistent bash sessions.
 //! - [`code`]: code-interpreter contexts (python, javascript, bash) and code runs.
+//! - [`pty`]: interactive terminal sessions over a WebSocket (`/pty`).
 //! - [`paths`]: confinement of user paths to the sandbox root.
 //! - [`files`]: file and directory operations, upload and download.
 //! - [`metrics`]: resource metrics and the metrics watch stream.
@@ -31,6 +32,7 @@ pub mod files;
 pub mod logcap;
 pub mod metrics;
 pub mod paths;
+pub mod pty;
 pub mod serve;
 pub mod sessions;
 pub mod start;
@@ -63,6 +65,7 @@ pub struct AgentState {
     pub commands: commands::Registry,
     pub sessions: sessions::Registry,
     pub code: code::Registry,
+    pub pty: pty::Registry,
 }
 
 pub type SharedState = Arc<AgentState>;
@@ -76,6 +79,7 @@ pub fn routes_table() -> Vec<(&'static str, &'static str)> {
     all.extend_from_slice(code::ROUTES);
     all.extend_from_slice(files::ROUTES);
     all.extend_from_slice(metrics::ROUTES);
+    all.extend_from_slice(pty::ROUTES);
     all
 }
 
@@ -87,6 +91,7 @@ pub fn router(config: AgentConfig) -> Router {
         commands: commands::Registry::default(),
         sessions: sessions::Registry::default(),
         code: code::Registry::default(),
+        pty: pty::Registry::default(),
     });
     Router::new()
         .route("/ping", axum::routing::get(|| async { "" }))
@@ -95,6 +100,7 @@ pub fn router(config: AgentConfig) -> Router {
         .merge(code::routes())
         .merge(files::routes())
         .merge(metrics::routes())
+        .merge(pty::routes())
         .fallback(|| async { error::ApiError::not_found("ROUTE_NOT_FOUND", "no such execd route") })
         .layer(DefaultBodyLimit::max(JSON_BODY_LIMIT))
         .with_state(state)

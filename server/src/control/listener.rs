@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use axum::Router;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -37,8 +37,12 @@ pub async fn serve(
 ) -> Result<()> {
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let mut builder = hyper::server::conn::http1::Builder::new();
+    // The auto builder, HTTP/1.1 only: its upgradeable connection (WebSocket relay)
+    // is one that graceful shutdown can watch.
+    let mut builder =
+        hyper_util::server::conn::auto::Builder::new(TokioExecutor::new()).http1_only();
     builder
+        .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout)
         .keep_alive(true);
@@ -69,11 +73,12 @@ pub async fn serve(
             tracing::debug!("could not set TCP_NODELAY: {err}");
         }
         let service = TowerToHyperService::new(app.clone());
-        // No upgrades: the proxy strips `Upgrade` (no WebSocket relay yet).
-        let conn = builder.serve_connection(TokioIo::new(tcp), service);
-        let conn = graceful.watch(conn);
+        let watcher = graceful.watcher();
+        let builder = builder.clone();
         tokio::spawn(async move {
-            if let Err(err) = conn.await {
+            // Upgrades are served: the proxy relays WebSockets (ws_relay).
+            let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), service);
+            if let Err(err) = watcher.watch(conn).await {
                 tracing::debug!(remote = %remote, error = %err, "connection ended with an error");
             }
             drop(permit);

@@ -49,6 +49,7 @@ pub mod templates;
 pub mod vault;
 pub mod volumes;
 pub mod warm;
+pub mod ws_relay;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

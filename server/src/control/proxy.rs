@@ -5,6 +5,7 @@
 //! Port 44772 goes to the sandbox's execd agent over its Unix socket, both bodies
 //! streamed (uploads of any size, SSE event by event); port 18080 is the egress API,
 //! answered here; other ports cannot be reached (the sandbox has no network).
+//! WebSocket upgrades (the PTY attach) are relayed by [`super::ws_relay`].
 
 use std::sync::Arc;
 
@@ -33,7 +34,7 @@ const HOP_BY_HOP: [&str; 8] = [
 ];
 
 /// Credentials meant for this server, never for the sandbox.
-const PRIVATE: [&str; 5] = [
+pub(super) const PRIVATE: [&str; 5] = [
     "open-sandbox-api-key",
     "x-execd-access-token",
     "opensandbox-egress-auth",
@@ -61,7 +62,7 @@ pub fn split_proxy_path(path: &str) -> Option<(&str, &str, &str)> {
     Some((id, port, rest))
 }
 
-fn strip_headers(headers: &mut HeaderMap, extra: &[&str]) {
+pub(super) fn strip_headers(headers: &mut HeaderMap, extra: &[&str]) {
     let listed: Vec<HeaderName> = headers
         .get_all(header::CONNECTION)
         .iter()
@@ -79,7 +80,7 @@ fn strip_headers(headers: &mut HeaderMap, extra: &[&str]) {
 
 /// Checks the header `name` against the stored SHA-256 (or, for a record of an older
 /// server with no hash, against the derived token), in constant time.
-fn check_secret(
+pub(super) fn check_secret(
     headers: &HeaderMap,
     name: &str,
     expected_sha256: &str,
@@ -120,6 +121,11 @@ fn forwardable(method: &http::Method) -> bool {
 }
 
 pub async fn proxy(State(control): State<Arc<Control>>, request: Request) -> Response {
+    if request.method() == http::Method::GET
+        && super::ws_relay::is_websocket_upgrade(request.headers())
+    {
+        return super::ws_relay::relay(control, request).await;
+    }
     match forward(&control, request).await {
         Ok(response) => response,
         Err(err) => err.into_response(),

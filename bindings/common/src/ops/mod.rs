@@ -6,6 +6,7 @@ pub mod code;
 pub mod commands;
 pub mod files;
 pub mod lifecycle;
+pub mod pty;
 pub mod templates;
 pub mod vault;
 
@@ -144,4 +145,15 @@ op_table! {
     "upload.abort" => HandleArgs, transfer::upload_abort, "null";
     "download.open" => ReadArgs, transfer::download_open, "Handle";
     "download.close" => HandleArgs, transfer::download_close, "null";
+    "commands.follow_logs" => pty::FollowLogsArgs, pty::follow_logs, "Handle";
+    "commands.follow_background_command_logs" => pty::FollowCollectArgs, pty::follow_collect, "FollowedLogs";
+    "pty.create" => pty::PtyCreateArgs, pty::create, "PtySessionId";
+    "pty.get" => pty::PtySessionArgs, pty::get, "PtySessionStatus";
+    "pty.delete" => pty::PtySessionArgs, pty::delete, "null";
+    "pty.attach" => pty::PtyAttachArgs, pty::attach, "PtyAttached";
+    "pty.read" => pty::PtyReadArgs, pty::read, "PtyRead";
+    "pty.write" => pty::PtyWriteArgs, pty::write, "null";
+    "pty.resize" => pty::PtyResizeArgs, pty::resize, "null";
+    "pty.signal" => pty::PtySignalArgs, pty::signal, "null";
+    "pty.close" => HandleArgs, pty::close, "PtyClosed";
 }

@@ -210,8 +210,9 @@ namespace OpenSandbox.Internal
                     {
                         var args = new Dictionary<string, object>(_owner._args);
                         args["sandbox"] = _owner._core.OpHandle;
-                        // Execution starts report their events only when asked (metrics.start always does).
-                        if (_owner._startOp != "metrics.start") args["handlers"] = true;
+                        // Execution starts report their events only when asked (metrics.start and
+                        // commands.follow_logs always do).
+                        if (_owner._startOp != "metrics.start" && _owner._startOp != "commands.follow_logs") args["handlers"] = true;
                         var started = Json.Parse(await Bridge.SessionCall(_owner._startOp, Json.Write(args), ct).ConfigureAwait(false));
                         _run = SessionEntryHandle.Of(Json.Long(started, "handle") ?? 0);
                     }

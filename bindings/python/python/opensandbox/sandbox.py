@@ -26,6 +26,7 @@ from opensandbox.services.command import Commands
 from opensandbox.services.egress import CredentialVault, Egress
 from opensandbox.services.filesystem import Filesystem
 from opensandbox.services.metrics import Metrics
+from opensandbox.services.pty import Pty
 
 
 class Sandbox:
@@ -47,6 +48,7 @@ class Sandbox:
         self._commands = Commands(client, sandbox_id)
         self._metrics = Metrics(client, sandbox_id)
         self._egress = Egress(client, sandbox_id)
+        self._pty = Pty(client, sandbox_id)
 
     @property
     def id(self) -> str:
@@ -67,6 +69,11 @@ class Sandbox:
     def metrics(self) -> Metrics:
         """Metrics."""
         return self._metrics
+
+    @property
+    def pty(self) -> Pty:
+        """Interactive PTY sessions and live background logs (extension of this SDK)."""
+        return self._pty
 
     @property
     def egress(self) -> Egress:

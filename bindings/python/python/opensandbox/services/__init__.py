@@ -5,5 +5,6 @@ from opensandbox.services.diagnostics import Diagnostics
 from opensandbox.services.egress import Egress
 from opensandbox.services.filesystem import Filesystem
 from opensandbox.services.metrics import Metrics
+from opensandbox.services.pty import Pty, PtyConnection
 
-__all__ = ["Commands", "Diagnostics", "Egress", "Filesystem", "Metrics"]
+__all__ = ["Commands", "Diagnostics", "Egress", "Filesystem", "Metrics", "Pty", "PtyConnection"]

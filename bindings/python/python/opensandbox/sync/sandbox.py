@@ -27,6 +27,7 @@ from opensandbox.sync.services.command import CommandsSync
 from opensandbox.sync.services.egress import CredentialVaultSync, EgressSync
 from opensandbox.sync.services.filesystem import FilesystemSync
 from opensandbox.sync.services.metrics import MetricsSync
+from opensandbox.sync.services.pty import PtySync
 
 
 class SandboxSync:
@@ -48,6 +49,7 @@ class SandboxSync:
         self._commands = CommandsSync(client, sandbox_id)
         self._metrics = MetricsSync(client, sandbox_id)
         self._egress = EgressSync(client, sandbox_id)
+        self._pty = PtySync(client, sandbox_id)
 
     @property
     def id(self) -> str:
@@ -68,6 +70,11 @@ class SandboxSync:
     def metrics(self) -> MetricsSync:
         """Metrics."""
         return self._metrics
+
+    @property
+    def pty(self) -> PtySync:
+        """Interactive PTY sessions and live background logs (extension of this SDK)."""
+        return self._pty
 
     @property
     def egress(self) -> EgressSync:

@@ -5,5 +5,14 @@ from opensandbox.sync.services.diagnostics import DiagnosticsSync
 from opensandbox.sync.services.egress import EgressSync
 from opensandbox.sync.services.filesystem import FilesystemSync
 from opensandbox.sync.services.metrics import MetricsSync
+from opensandbox.sync.services.pty import PtyConnectionSync, PtySync
 
-__all__ = ["CommandsSync", "DiagnosticsSync", "EgressSync", "FilesystemSync", "MetricsSync"]
+__all__ = [
+    "CommandsSync",
+    "DiagnosticsSync",
+    "EgressSync",
+    "FilesystemSync",
+    "MetricsSync",
+    "PtyConnectionSync",
+    "PtySync",
+]

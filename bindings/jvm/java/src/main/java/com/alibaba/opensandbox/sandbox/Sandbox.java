@@ -18,6 +18,7 @@ import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SnapshotInfo;
 import com.alibaba.opensandbox.sandbox.domain.services.Commands;
 import com.alibaba.opensandbox.sandbox.domain.services.Filesystem;
 import com.alibaba.opensandbox.sandbox.domain.services.Metrics;
+import com.alibaba.opensandbox.sandbox.domain.services.Pty;
 import com.alibaba.opensandbox.sandbox.internal.Json;
 import com.alibaba.opensandbox.sandbox.internal.NativeBridge;
 import java.time.Duration;
@@ -43,6 +44,7 @@ public final class Sandbox implements AutoCloseable {
     private final Commands commands;
     private final Filesystem files;
     private final Metrics metrics;
+    private final Pty pty;
 
     private Sandbox(Object created, ConnectionConfig config) {
         Map<?, ?> m = (Map<?, ?>) created;
@@ -52,6 +54,7 @@ public final class Sandbox implements AutoCloseable {
         this.commands = new Commands(handle);
         this.files = new Filesystem(handle);
         this.metrics = new Metrics(handle);
+        this.pty = new Pty(handle);
     }
 
     public static Builder builder() {
@@ -89,6 +92,11 @@ public final class Sandbox implements AutoCloseable {
 
     public Metrics metrics() {
         return metrics;
+    }
+
+    /** Interactive PTY sessions and live background logs (extension over the official SDK). */
+    public Pty pty() {
+        return pty;
     }
 
     private Map<String, Object> args(Object... kv) {

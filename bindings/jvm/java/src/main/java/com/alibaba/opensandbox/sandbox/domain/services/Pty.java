@@ -1,0 +1,139 @@
+// Part of the OpenSandbox JVM package (Apache-2.0).
+package com.alibaba.opensandbox.sandbox.domain.services;
+
+import com.alibaba.opensandbox.sandbox.domain.models.execd.pty.LogChunk;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.pty.PtySessionStatus;
+import com.alibaba.opensandbox.sandbox.internal.Json;
+import com.alibaba.opensandbox.sandbox.internal.NativeBridge;
+import java.util.ArrayDeque;
+import java.util.Base64;
+import java.util.Deque;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+
+/**
+ * PTY sessions of one sandbox ({@code sandbox.pty()}): a long-lived bash over the execd
+ * WebSocket with a 1 MiB replay buffer addressed by byte offsets. {@code createSession},
+ * {@code getSession}, {@code deleteSession} are the official Kotlin SDK's names;
+ * {@link #attach} drives the WebSocket for you.
+ */
+public final class Pty {
+    private final long handle;
+
+    /** Internal: use {@code sandbox.pty()}. */
+    public Pty(long handle) {
+        this.handle = handle;
+    }
+
+    /** Creates a session (its shell starts on the first attach); returns its id. */
+    public String createSession(String cwd, String command) {
+        Map<?, ?> r = (Map<?, ?>) NativeBridge.invoke("pty.create",
+                Json.obj("sandbox", handle, "cwd", cwd, "command", command));
+        return Json.str(r.get("session_id"));
+    }
+
+    public String createSession() {
+        return createSession(null, null);
+    }
+
+    public PtySessionStatus getSession(String sessionId) {
+        return PtySessionStatus.fromJson(NativeBridge.invoke("pty.get",
+                Json.obj("sandbox", handle, "session_id", sessionId)));
+    }
+
+    /** Kills the session's shell and forgets the session. */
+    public void deleteSession(String sessionId) {
+        NativeBridge.invoke("pty.delete", Json.obj("sandbox", handle, "session_id", sessionId));
+    }
+
+    /**
+     * Attaches over the WebSocket. {@code since} (null: 0) replays what is still buffered
+     * from that offset; {@code pipe} counts only if this attach starts the shell; a
+     * session held by another client throws {@code SandboxApiException} (409
+     * {@code ALREADY_CONNECTED}) unless {@code takeover}.
+     */
+    public PtyConnection attach(String sessionId, Long since, boolean pipe, boolean takeover) {
+        Map<?, ?> r = (Map<?, ?>) NativeBridge.invoke("pty.attach", Json.obj("sandbox", handle,
+                "session_id", sessionId, "since", since, "mode", pipe ? "pipe" : "pty", "takeover", takeover));
+        Long h = Json.long_(r.get("handle"));
+        Long from = Json.long_(r.get("since"));
+        return new PtyConnection(h == null ? 0 : h, sessionId, Json.str(r.get("mode")), from == null ? 0 : from);
+    }
+
+    public PtyConnection attach(String sessionId) {
+        return attach(sessionId, null, false, false);
+    }
+
+    /**
+     * A background command's output as it is written, from any process that knows its
+     * id: chunks each starting where the previous ended; the iterator ends when the
+     * command finished and its log is drained. Close it to stop early.
+     */
+    public LogFollower followLogs(String executionId, long cursor) {
+        Map<?, ?> r = (Map<?, ?>) NativeBridge.invoke("commands.follow_logs",
+                Json.obj("sandbox", handle, "id", executionId, "cursor", cursor));
+        Long h = Json.long_(r.get("handle"));
+        return new LogFollower(h == null ? 0 : h);
+    }
+
+    /** The pulled log stream of {@link #followLogs}. */
+    public static final class LogFollower implements Iterator<LogChunk>, AutoCloseable {
+        private long handle;
+        private final Deque<Object> pending = new ArrayDeque<>();
+        private boolean done;
+
+        LogFollower(long handle) {
+            this.handle = handle;
+        }
+
+        @Override
+        public boolean hasNext() {
+            while (pending.isEmpty() && !done) {
+                Map<?, ?> batch = (Map<?, ?>) NativeBridge.invoke("execution.next_batch", Json.obj("handle", handle));
+                List<?> events = (List<?>) batch.get("events");
+                for (Object ev : events) {
+                    Map<?, ?> m = (Map<?, ?>) ev;
+                    if ("end".equals(m.get("type"))) {
+                        done = true;
+                        if (!Boolean.TRUE.equals(m.get("ok"))) {
+                            close();
+                            throw NativeBridge.toException(Json.write(m.get("error")), null);
+                        }
+                    } else if ("log".equals(m.get("type"))) {
+                        pending.add(m);
+                    }
+                }
+                if (Boolean.TRUE.equals(batch.get("done"))) {
+                    done = true;
+                }
+            }
+            if (pending.isEmpty()) {
+                close();
+                return false;
+            }
+            return true;
+        }
+
+        @Override
+        public LogChunk next() {
+            if (!hasNext()) {
+                throw new NoSuchElementException();
+            }
+            Map<?, ?> m = (Map<?, ?>) pending.poll();
+            Long offset = Json.long_(m.get("offset"));
+            return new LogChunk(offset == null ? 0 : offset, Base64.getDecoder().decode(Json.str(m.get("data_b64"))));
+        }
+
+        /** Stops following (releases the stream). */
+        @Override
+        public void close() {
+            if (handle != 0) {
+                NativeBridge.release(handle);
+                handle = 0;
+            }
+            done = true;
+        }
+    }
+}

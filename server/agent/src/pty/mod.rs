@@ -1,0 +1,446 @@
+//! Interactive PTY sessions (`/pty`, pty.md): a long-lived bash driven over one
+//! WebSocket at a time, its output kept in a replay buffer addressed by byte offsets.
+//!
+//! - [`replay`]: the bounded replay buffer.
+//! - [`shell`]: starting bash on a terminal or on pipes, and driving it.
+//! - [`attach`]: the WebSocket attach (`GET /pty/{id}/ws`): frames, takeover,
+//!   keep-alive.
+//!
+//! A session is created by `POST /pty`, but its shell starts on the first attach
+//! (which picks PTY or pipe mode) and again on the first attach after it exited. Every
+//! output byte goes through [`PtySession::publish`], which appends it to the buffer
+//! and hands it to the attached client under one lock, so an attach's replay snapshot
+//! and its live feed never overlap and never leave a gap.
+
+pub mod attach;
+pub mod replay;
+pub mod shell;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use axum::extract::{Path as UrlPath, State};
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use bytes::Bytes;
+use nix::sys::signal::Signal;
+use serde::{Deserialize, Serialize};
+use tokio::io::AsyncReadExt;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::commands::signal_group;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::AnyTypeJsonOrEmpty;
+use crate::SharedState;
+
+use replay::ReplayBuffer;
+use shell::{Mode, Output, Stdin};
+
+/// Routes, spelled as in `openapi/execd.yaml`.
+pub const ROUTES: &[(&str, &str)] = &[
+    ("POST", "/pty"),
+    ("GET", "/pty/{sessionId}"),
+    ("DELETE", "/pty/{sessionId}"),
+    ("GET", "/pty/{sessionId}/ws"),
+];
+
+/// Most sessions one agent keeps at once (upstream has no cap; each session may hold
+/// a shell, a terminal and up to 1 MiB of replay).
+pub const MAX_SESSIONS: usize = 64;
+/// Largest live output frame payload (pty.md §7).
+const READ_CHUNK: usize = 32 * 1024;
+/// Live output chunks queued for a client before the shell's output waits for it.
+const LIVE_QUEUE: usize = 16;
+/// After the shell exits, how long output still in the terminal may take to arrive.
+const DRAIN_GRACE: Duration = Duration::from_millis(300);
+
+/// What the attached client is fed, in order.
+#[derive(Debug)]
+pub enum Live {
+    Output(u8, Bytes),
+    /// The shell exited (`-1`: killed by a signal) or the session was deleted.
+    Exit(i32),
+}
+
+/// The client currently holding a session.
+struct Holder {
+    id: u64,
+    live: mpsc::Sender<Live>,
+    /// Fired to evict this client (takeover or delete).
+    evict: Option<oneshot::Sender<()>>,
+}
+
+/// A running shell.
+struct Running {
+    generation: u64,
+    mode: Mode,
+    pgid: i32,
+    stdin: Arc<Stdin>,
+    master: Option<shell::Master>,
+}
+
+#[derive(Default)]
+struct Inner {
+    buffer: ReplayBuffer,
+    shell: Option<Running>,
+    holder: Option<Holder>,
+    generations: u64,
+    clients: u64,
+    deleted: bool,
+}
+
+/// One PTY session.
+pub struct PtySession {
+    pub id: String,
+    cwd: PathBuf,
+    command: Option<String>,
+    inner: Mutex<Inner>,
+}
+
+/// `GET /pty/{id}`.
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PtyStatus {
+    pub session_id: String,
+    pub running: bool,
+    pub output_offset: u64,
+}
+
+impl PtySession {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn status(&self) -> PtyStatus {
+        let inner = self.lock();
+        PtyStatus {
+            session_id: self.id.clone(),
+            running: inner.shell.is_some(),
+            output_offset: inner.buffer.total(),
+        }
+    }
+
+    /// Records output and hands it to the attached client (waiting while the client's
+    /// queue is full: a slow client slows the shell rather than growing memory).
+    async fn publish(&self, channel: u8, data: Bytes) {
+        let live = {
+            let mut inner = self.lock();
+            inner.buffer.push(&data);
+            inner.holder.as_ref().map(|h| h.live.clone())
+        };
+        if let Some(live) = live {
+            let _ = live.send(Live::Output(channel, data)).await;
+        }
+    }
+
+    /// Starts the shell unless it runs; returns the mode it runs in.
+    fn ensure_started(self: &Arc<Self>, mode: Mode) -> std::io::Result<Mode> {
+        let mut inner = self.lock();
+        if let Some(running) = &inner.shell {
+            return Ok(running.mode);
+        }
+        let started = shell::start(mode, &self.cwd, self.command.as_deref())?;
+        inner.generations += 1;
+        let generation = inner.generations;
+        inner.shell = Some(Running {
+            generation,
+            mode,
+            pgid: started.pgid,
+            stdin: Arc::new(started.stdin),
+            master: started.master,
+        });
+        drop(inner);
+        self.supervise(generation, started.child, started.outputs);
+        Ok(mode)
+    }
+
+    /// Pumps the shell's output into the session and reaps the shell; when it exits,
+    /// marks the session not running and tells the attached client.
+    fn supervise(
+        self: &Arc<Self>,
+        generation: u64,
+        mut child: tokio::process::Child,
+        outputs: Vec<Output>,
+    ) {
+        let pumps: Vec<_> = outputs
+            .into_iter()
+            .map(|output| tokio::spawn(pump(Arc::clone(self), output)))
+            .collect();
+        let session = Arc::clone(self);
+        tokio::spawn(async move {
+            let code = match child.wait().await {
+                Ok(status) => status.code().unwrap_or(-1),
+                Err(err) => {
+                    tracing::warn!(session = %session.id, error = %err, "cannot wait for the pty shell");
+                    -1
+                }
+            };
+            // Output the shell wrote just before exiting is still in the terminal or
+            // the pipes: let it reach the buffer (and the client) before `exit`.
+            // A background child still holding the terminal keeps a pump alive; it is
+            // stopped after the grace.
+            for pump in pumps {
+                let abort = pump.abort_handle();
+                if tokio::time::timeout(DRAIN_GRACE, pump).await.is_err() {
+                    abort.abort();
+                }
+            }
+            let live = {
+                let mut inner = session.lock();
+                if inner
+                    .shell
+                    .as_ref()
+                    .is_some_and(|r| r.generation == generation)
+                {
+                    inner.shell = None;
+                }
+                inner.holder.as_ref().map(|h| h.live.clone())
+            };
+            if let Some(live) = live {
+                let _ = live.send(Live::Exit(code)).await;
+            }
+        });
+    }
+
+    fn stdin(&self) -> Option<Arc<Stdin>> {
+        self.lock().shell.as_ref().map(|r| Arc::clone(&r.stdin))
+    }
+
+    fn resize(&self, cols: u16, rows: u16) {
+        let master = self.lock().shell.as_ref().and_then(|r| r.master.clone());
+        if let Some(master) = master {
+            if let Err(err) = shell::set_window_size(master.get_ref(), cols, rows) {
+                tracing::debug!(session = %self.id, error = %err, "pty resize failed");
+            }
+        }
+    }
+
+    fn signal(&self, signal: Signal) {
+        let pgid = self.lock().shell.as_ref().map(|r| r.pgid);
+        if let Some(pgid) = pgid {
+            signal_group(pgid, signal);
+        }
+    }
+
+    /// Kills the shell and detaches the client (which is told `exit -1`).
+    fn close(&self) {
+        let (pgid, holder) = {
+            let mut inner = self.lock();
+            inner.deleted = true;
+            (inner.shell.as_ref().map(|r| r.pgid), inner.holder.take())
+        };
+        if let Some(pgid) = pgid {
+            signal_group(pgid, Signal::SIGKILL);
+        }
+        if let Some(holder) = holder {
+            let _ = holder.live.try_send(Live::Exit(-1));
+        }
+    }
+}
+
+async fn pump(session: Arc<PtySession>, output: Output) {
+    let mut buf = vec![0u8; READ_CHUNK];
+    match output {
+        Output::Pty(master) => loop {
+            match shell::read_master(&master, &mut buf).await {
+                Ok(0) => break,
+                Ok(n) => {
+                    session
+                        .publish(shell::STDOUT, Bytes::copy_from_slice(&buf[..n]))
+                        .await
+                }
+                Err(err) => {
+                    tracing::debug!(session = %session.id, error = %err, "pty read failed");
+                    break;
+                }
+            }
+        },
+        Output::Pipe(channel, mut reader) => loop {
+            match reader.read(&mut buf).await {
+                Ok(0) => break,
+                Ok(n) => {
+                    session
+                        .publish(channel, Bytes::copy_from_slice(&buf[..n]))
+                        .await
+                }
+                Err(err) => {
+                    tracing::debug!(session = %session.id, error = %err, "pipe read failed");
+                    break;
+                }
+            }
+        },
+    }
+}
+
+/// Every PTY session of the agent.
+#[derive(Default)]
+pub struct Registry {
+    sessions: Mutex<HashMap<String, Arc<PtySession>>>,
+}
+
+impl Registry {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<PtySession>>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn get(&self, id: &str) -> Option<Arc<PtySession>> {
+        self.lock().get(id).cloned()
+    }
+
+    fn insert(&self, session: Arc<PtySession>) -> ApiResult<()> {
+        let mut sessions = self.lock();
+        if sessions.len() >= MAX_SESSIONS {
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "PTY_SESSION_LIMIT",
+                format!(
+                    "this sandbox already has {MAX_SESSIONS} pty sessions; delete one \
+                     (DELETE /pty/{{id}}) before creating another"
+                ),
+            ));
+        }
+        sessions.insert(session.id.clone(), session);
+        Ok(())
+    }
+
+    fn remove(&self, id: &str) -> Option<Arc<PtySession>> {
+        self.lock().remove(id)
+    }
+}
+
+pub fn routes() -> Router<SharedState> {
+    Router::new()
+        .route("/pty", post(create))
+        .route("/pty/{sessionId}", get(status).delete(delete))
+        .route("/pty/{sessionId}/ws", get(attach::attach))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateRequest {
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    command: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct CreateResponse {
+    session_id: String,
+}
+
+pub(crate) fn not_found(id: &str) -> ApiError {
+    ApiError::not_found("CONTEXT_NOT_FOUND", format!("pty session {id} not found"))
+}
+
+async fn create(
+    State(state): State<SharedState>,
+    AnyTypeJsonOrEmpty(request): AnyTypeJsonOrEmpty<CreateRequest>,
+) -> ApiResult<(StatusCode, Json<CreateResponse>)> {
+    if request.command.as_deref().is_some_and(|c| c.contains('\0')) {
+        return Err(ApiError::bad_request(
+            "INVALID_REQUEST_BODY",
+            "command contains a NUL byte",
+        ));
+    }
+    let cwd = working_directory(request.cwd.as_deref(), &state.config.workdir)?;
+    let session = Arc::new(PtySession {
+        id: uuid::Uuid::new_v4().to_string(),
+        cwd,
+        command: request.command.filter(|c| !c.is_empty()),
+        inner: Mutex::new(Inner::default()),
+    });
+    let session_id = session.id.clone();
+    state.pty.insert(session)?;
+    Ok((StatusCode::CREATED, Json(CreateResponse { session_id })))
+}
+
+async fn status(
+    State(state): State<SharedState>,
+    UrlPath(id): UrlPath<String>,
+) -> ApiResult<Json<PtyStatus>> {
+    let session = state.pty.get(&id).ok_or_else(|| not_found(&id))?;
+    Ok(Json(session.status()))
+}
+
+async fn delete(State(state): State<SharedState>, UrlPath(id): UrlPath<String>) -> ApiResult<()> {
+    let session = state.pty.remove(&id).ok_or_else(|| not_found(&id))?;
+    session.close();
+    Ok(())
+}
+
+/// The session's working directory as upstream computes it: `$NAME` / `${NAME}`
+/// expanded from the agent's environment (an undefined name is an error), a leading
+/// `~` is the home directory, a relative path is taken from the workdir; created if
+/// missing. Failures are 500 `RUNTIME_ERROR`, as upstream answers them.
+fn working_directory(requested: Option<&str>, workdir: &std::path::Path) -> ApiResult<PathBuf> {
+    let Some(requested) = requested.filter(|r| !r.is_empty()) else {
+        return Ok(workdir.to_path_buf());
+    };
+    if requested.contains('\0') {
+        return Err(ApiError::bad_request(
+            "INVALID_REQUEST_BODY",
+            "cwd contains a NUL byte",
+        ));
+    }
+    let expanded = expand(requested, |name| std::env::var(name).ok())
+        .map_err(|name| ApiError::runtime(format!("cwd {requested:?}: ${name} is not set")))?;
+    let expanded = match expanded.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+            format!("{home}{rest}")
+        }
+        _ => expanded,
+    };
+    let cwd = workdir.join(expanded);
+    std::fs::create_dir_all(&cwd)
+        .map_err(|err| ApiError::runtime(format!("cannot create cwd {}: {err}", cwd.display())))?;
+    Ok(cwd)
+}
+
+/// Expands `$NAME` and `${NAME}`; `Err(name)` for an undefined one. A `$` not
+/// followed by a name is kept.
+fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let (name, tail) = if let Some(braced) = after.strip_prefix('{') {
+            match braced.find('}') {
+                Some(end) => (&braced[..end], &braced[end + 1..]),
+                None => ("", after),
+            }
+        } else {
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            (&after[..end], &after[end..])
+        };
+        if name.is_empty() {
+            out.push('$');
+            rest = after;
+            continue;
+        }
+        out.push_str(&lookup(name).ok_or_else(|| name.to_owned())?);
+        rest = tail;
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cwd_variables_expand_and_undefined_ones_fail() {
+        let env = |n: &str| (n == "A").then(|| "x".to_owned());
+        assert_eq!(expand("/t/$A/${A}y/$", env).unwrap(), "/t/x/xy/$");
+        assert_eq!(expand("${B}", env), Err("B".into()));
+        assert_eq!(expand("no vars", env).unwrap(), "no vars");
+        assert_eq!(expand("a$-b", env).unwrap(), "a$-b");
+    }
+}
