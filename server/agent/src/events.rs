@@ -381,6 +381,13 @@ pub struct EventSink {
 }
 
 impl EventSink {
+    /// A sink nobody reads: for a run whose output goes elsewhere (every send fails
+    /// at once, as for a client that left).
+    pub fn discard() -> Self {
+        let (tx, _) = mpsc::channel(1);
+        Self { tx }
+    }
+
     /// Queue one event, waiting while the client is behind.
     pub async fn send(&self, event: ServerStreamEvent) -> Result<(), Disconnected> {
         self.tx

@@ -61,6 +61,12 @@ pub struct AgentArgs {
     /// execd: one event per line, ending stripped). Sessions are always line-framed.
     #[arg(long, value_enum, value_name = "FRAMING", default_value = "kept")]
     pub output_framing: crate::commands::OutputFraming,
+    /// Install the sandbox's seccomp filter on every process the agent starts
+    /// (`crate::confine`). The OCI runtime backend sets it: its filter lets the agent
+    /// itself mount and unshare, for isolated sessions, and this keeps both away
+    /// from everything else in the sandbox.
+    #[arg(long)]
+    pub confine_children: bool,
     /// The sandbox's entrypoint, after `--`. Without one the agent serves until SIGTERM.
     #[arg(last = true, value_name = "ENTRYPOINT")]
     pub entrypoint: Vec<String>,
@@ -255,6 +261,7 @@ async fn supervise(
 ) -> EntrypointStatus {
     let mut command = tokio::process::Command::new(&entrypoint[0]);
     command.args(&entrypoint[1..]).current_dir(workdir);
+    crate::confine::apply(&mut command);
     // The sandbox log is our stdout: the entrypoint writes to it through a capped pump
     // (a pipe), never to the file itself.
     match capped_stdout() {
@@ -318,6 +325,7 @@ async fn stop_child(
 pub async fn run(args: AgentArgs) -> anyhow::Result<i32> {
     crate::logcap::set_cap(args.log_cap);
     crate::commands::set_output_framing(args.output_framing);
+    crate::confine::set_enabled(args.confine_children);
     // Not dumpable: a sandbox process (same uid) can then neither ptrace the agent nor
     // open its fds through /proc/1/fd (the log file, the socket, the status file).
     // SAFETY: prctl with integer arguments only.

@@ -471,6 +471,9 @@ impl OciRuntime {
         args.push(self.log_cap.to_string());
         args.push("--output-framing".into());
         args.push(runtime::output_framing_arg(record).into());
+        // The bundle's seccomp filter lets the agent mount and unshare (isolated
+        // sessions); the agent puts the full filter back on everything it starts.
+        args.push("--confine-children".into());
         args.push("--".into());
         args.extend(record.entrypoint.iter().cloned());
         bundle::write(
