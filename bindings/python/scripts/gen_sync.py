@@ -33,6 +33,7 @@ FILES: List[Tuple[str, str]] = [
     ("opensandbox/services/diagnostics.py", "opensandbox/sync/services/diagnostics.py"),
     ("opensandbox/services/egress.py", "opensandbox/sync/services/egress.py"),
     ("opensandbox/services/filesystem.py", "opensandbox/sync/services/filesystem.py"),
+    ("opensandbox/services/isolated.py", "opensandbox/sync/services/isolated.py"),
     ("opensandbox/services/metrics.py", "opensandbox/sync/services/metrics.py"),
     ("code_interpreter/code_interpreter.py", "code_interpreter/sync/code_interpreter.py"),
     ("code_interpreter/services/code.py", "code_interpreter/sync/services/code.py"),
@@ -62,6 +63,9 @@ NAMES: Dict[str, str] = {
     "Diagnostics": "DiagnosticsSync",
     "Egress": "EgressSync",
     "Filesystem": "FilesystemSync",
+    "IsolationService": "IsolationServiceSync",
+    "IsolationSession": "IsolationSessionSync",
+    "asynccontextmanager": "contextmanager",
     "Metrics": "MetricsSync",
     "CodeInterpreter": "CodeInterpreterSync",
     "Codes": "CodesSync",
@@ -70,7 +74,7 @@ NAMES: Dict[str, str] = {
 # Text after the token pass: modules of the sync classes, awaitable types, docs.
 TEXT: List[Tuple[str, str]] = [
     (
-        r"^from opensandbox\.services\.(command|diagnostics|egress|filesystem|metrics) import",
+        r"^from opensandbox\.services\.(command|diagnostics|egress|filesystem|isolated|metrics) import",
         r"from opensandbox.sync.services.\1 import",
     ),
     (r"^from opensandbox\.config\.connection import", "from opensandbox.config.connection_sync import"),

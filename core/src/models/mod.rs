@@ -4,9 +4,11 @@
 
 pub mod egress;
 pub mod execd;
+pub mod isolated;
 pub mod lifecycle;
 pub(crate) mod time;
 
 pub use egress::*;
 pub use execd::*;
+pub use isolated::*;
 pub use lifecycle::*;

@@ -5,6 +5,7 @@
 pub mod code;
 pub mod commands;
 pub mod files;
+pub mod isolation;
 pub mod lifecycle;
 
 use serde_json::Value;
@@ -130,4 +131,15 @@ op_table! {
     "upload.abort" => HandleArgs, transfer::upload_abort, "null";
     "download.open" => ReadArgs, transfer::download_open, "Handle";
     "download.close" => HandleArgs, transfer::download_close, "null";
+    "isolation.capabilities" => SandboxArgs, isolation::capabilities_op, "IsolatedCapabilities";
+    "isolation.create" => IsolationCreateArgs, isolation::create, "IsolatedSessionInfo";
+    "isolation.attach" => IsolationSessionArgs, isolation::attach, "IsolatedSessionInfo";
+    "isolation.get" => IsolationSessionArgs, isolation::get, "IsolatedSessionState";
+    "isolation.list" => SandboxArgs, isolation::list, "IsolatedSessionSummary[]";
+    "isolation.delete" => IsolationSessionArgs, isolation::delete, "null";
+    "isolation.run" => IsolationRunArgs, isolation::run, "Execution";
+    "isolation.start" => IsolationRunArgs, isolation::start, "RunHandle";
+    "isolation.run_background" => IsolationRunArgs, isolation::run_background, "IsolatedBackgroundRun";
+    "isolation.run_status" => IsolationRunIdArgs, isolation::run_status_op, "IsolatedRunStatus";
+    "isolation.run_logs" => IsolationRunIdArgs, isolation::run_logs, "IsolatedRunLogs";
 }

@@ -235,6 +235,17 @@ fn overlay(target: &Path, lower: &Path, upper: &Upper) -> Fallible<()> {
     for dir in [&upper_dir, &work_dir] {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     }
+    // The merged root takes the upper directory's owner and mode: give it the lower
+    // one's, or a user could not write where the sandbox's directory lets them. (An
+    // owner this namespace does not map is left as is.)
+    if let Ok(meta) = std::fs::metadata(lower) {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let _ = std::os::unix::fs::chown(&upper_dir, Some(meta.uid()), Some(meta.gid()));
+        let _ = std::fs::set_permissions(
+            &upper_dir,
+            std::fs::Permissions::from_mode(meta.mode() & 0o7777),
+        );
+    }
     ensure_mount_point(target, false)?;
     // In a user namespace overlayfs keeps its metadata in user.* xattrs.
     let options = format!(

@@ -4,6 +4,15 @@ from opensandbox.sync.services.command import CommandsSync
 from opensandbox.sync.services.diagnostics import DiagnosticsSync
 from opensandbox.sync.services.egress import EgressSync
 from opensandbox.sync.services.filesystem import FilesystemSync
+from opensandbox.sync.services.isolated import IsolationServiceSync, IsolationSessionSync
 from opensandbox.sync.services.metrics import MetricsSync
 
-__all__ = ["CommandsSync", "DiagnosticsSync", "EgressSync", "FilesystemSync", "MetricsSync"]
+__all__ = [
+    "CommandsSync",
+    "DiagnosticsSync",
+    "EgressSync",
+    "FilesystemSync",
+    "IsolationServiceSync",
+    "IsolationSessionSync",
+    "MetricsSync",
+]
