@@ -412,6 +412,11 @@ impl EventSink {
     pub fn is_closed(&self) -> bool {
         self.tx.is_closed()
     }
+
+    /// Resolves once the client has gone (the body was dropped).
+    pub async fn closed(&self) {
+        self.tx.closed().await;
+    }
 }
 
 /// Commit a 200 event stream that starts with `init` (text `init_id`) and a `ping`.

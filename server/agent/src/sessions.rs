@@ -261,6 +261,35 @@ impl Session {
         sink: &EventSink,
         mode: LineMode,
     ) -> RunEnd {
+        self.run_with(io, command, cwd, timeout, sink, mode, false)
+            .await
+    }
+
+    /// [`Self::run`], interrupting the command (as a timeout would) when the client
+    /// goes away: upstream's isolated runs end with their request.
+    pub(crate) async fn run_until_disconnect(
+        &self,
+        io: &mut SessionIo,
+        command: &str,
+        timeout: Option<Duration>,
+        sink: &EventSink,
+        mode: LineMode,
+    ) -> RunEnd {
+        self.run_with(io, command, None, timeout, sink, mode, true)
+            .await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn run_with(
+        &self,
+        io: &mut SessionIo,
+        command: &str,
+        cwd: Option<&Path>,
+        timeout: Option<Duration>,
+        sink: &EventSink,
+        mode: LineMode,
+        cancel_on_disconnect: bool,
+    ) -> RunEnd {
         if !io.primed && !self.prime(io).await {
             return self.ended(io, sink, mode, false).await;
         }
@@ -290,6 +319,7 @@ impl Session {
         let mut interrupts = 0u32;
         let mut exit = self.exit.clone();
         let mut shell_gone = exit.borrow().is_some();
+        let mut watch_client = cancel_on_disconnect;
         loop {
             while let Some(line) = io.pending.pop_front() {
                 if let Some(pos) = find(&line, self.marker.as_bytes()) {
@@ -321,6 +351,12 @@ impl Session {
                     read = io.output.read(&mut buf) => read,
                     _ = exit.changed() => {
                         shell_gone = true;
+                        continue;
+                    }
+                    _ = sink.closed(), if watch_client => {
+                        // Interrupt as a timeout does, starting now.
+                        watch_client = false;
+                        deadline = Some(tokio::time::Instant::now());
                         continue;
                     }
                     _ = tokio::time::sleep_until(sleep_until), if deadline.is_some() => {

@@ -373,7 +373,7 @@ impl IsolatedSession {
             let command = with_envs(&code, &envs);
             let end = session
                 .shell
-                .run(&mut io, &command, None, timeout, &sink, LineMode::Session)
+                .run_until_disconnect(&mut io, &command, timeout, &sink, LineMode::Session)
                 .await;
             drop(io);
             session.touch();
