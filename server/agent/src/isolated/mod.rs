@@ -93,6 +93,16 @@ pub fn state_root() -> PathBuf {
     std::env::temp_dir().join(".execd").join("isolated")
 }
 
+/// [`state_root`], created private to the sandbox's root: a session's upper layers
+/// are its files, not the sandbox's other users'.
+fn ensure_state_root() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let root = state_root();
+    std::fs::create_dir_all(&root)?;
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700))?;
+    Ok(root)
+}
+
 fn unavailable(why: &str) -> ApiError {
     ApiError::new(
         StatusCode::SERVICE_UNAVAILABLE,
@@ -174,6 +184,7 @@ async fn probe(state: &SharedState) -> Availability {
     }
     let dir = state_root().join(format!("probe-{}", uuid::Uuid::new_v4().simple()));
     let outcome = async {
+        ensure_state_root().map_err(|e| format!("cannot create the isolated state: {e}"))?;
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
             .map_err(|e| format!("pipe: {e}"))?;
@@ -353,7 +364,9 @@ async fn create(
     state.isolated.require(&state).await?;
     let spec = request.validate()?;
     let id = uuid::Uuid::new_v4().to_string();
-    let session = IsolatedSession::launch(id.clone(), spec, &state_root()).await?;
+    let root = ensure_state_root()
+        .map_err(|e| ApiError::runtime(format!("cannot create the isolated state: {e}")))?;
+    let session = IsolatedSession::launch(id.clone(), spec, &root).await?;
     let created_at = runs::rfc3339(session.created_at);
     state.isolated.lock().insert(id.clone(), session);
     state.isolated.start_gc(&state);

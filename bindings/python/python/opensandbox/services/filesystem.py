@@ -74,7 +74,9 @@ class Filesystem:
     ) -> AsyncIterator[bytes]:
         """A file as an async iterator of chunks (chunks are as they arrive; ``chunk_size``
         is accepted for compatibility)."""
-        r = await _bridge.acall(self._client, "download.open", self._args(read_args(self._id, path, range_header, offset, limit)))
+        r = await _bridge.acall(
+            self._client, "download.open", self._args(read_args(self._id, path, range_header, offset, limit))
+        )
         return _aiter_chunks(self._client, r["handle"])
 
     async def write_files(self, entries: List[WriteEntry]) -> None:
@@ -100,7 +102,9 @@ class Filesystem:
     async def create_directories(self, entries: List[WriteEntry]) -> None:
         """Creates directories (with parents) with mode/owner/group."""
         await _bridge.acall(
-            self._client, "files.create_directories", self._args({"sandbox": self._id, "entries": perm_entries(entries)})
+            self._client,
+            "files.create_directories",
+            self._args({"sandbox": self._id, "entries": perm_entries(entries)}),
         )
 
     async def delete_files(self, paths: List[str]) -> None:
@@ -109,7 +113,9 @@ class Filesystem:
 
     async def delete_directories(self, paths: List[str]) -> None:
         """Deletes directories recursively."""
-        await _bridge.acall(self._client, "files.delete_directories", self._args({"sandbox": self._id, "paths": list(paths)}))
+        await _bridge.acall(
+            self._client, "files.delete_directories", self._args({"sandbox": self._id, "paths": list(paths)})
+        )
 
     async def move_files(self, entries: List[MoveEntry]) -> None:
         """Moves / renames."""
@@ -137,20 +143,26 @@ class Filesystem:
     async def search(self, entry: SearchEntry) -> List[EntryInfo]:
         """Files under ``entry.path`` matching ``entry.pattern``."""
         r = await _bridge.acall(
-            self._client, "files.search", self._args({"sandbox": self._id, "path": entry.path, "pattern": entry.pattern})
+            self._client,
+            "files.search",
+            self._args({"sandbox": self._id, "path": entry.path, "pattern": entry.pattern}),
         )
         return [_entry(x) for x in r]
 
     async def list_directory(self, entry: DirectoryListEntry) -> List[EntryInfo]:
         """Entries of a directory, ``entry.depth`` levels deep."""
         r = await _bridge.acall(
-            self._client, "files.list_directory", self._args({"sandbox": self._id, "path": entry.path, "depth": entry.depth})
+            self._client,
+            "files.list_directory",
+            self._args({"sandbox": self._id, "path": entry.path, "depth": entry.depth}),
         )
         return [_entry(x) for x in r]
 
     async def get_file_info(self, paths: List[str]) -> Dict[str, EntryInfo]:
         """Metadata of paths, by path."""
-        r = await _bridge.acall(self._client, "files.get_file_info", self._args({"sandbox": self._id, "paths": list(paths)}))
+        r = await _bridge.acall(
+            self._client, "files.get_file_info", self._args({"sandbox": self._id, "paths": list(paths)})
+        )
         return {k: _entry(v) for k, v in r.items()}
 
 
