@@ -58,7 +58,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         // Before any runtime or thread: the launcher forks into new namespaces.
-        Some(Command::IsolatedLaunch(args)) => ExitCode::from(agent::isolated::launcher::main(args)),
+        Some(Command::IsolatedLaunch(args)) => {
+            ExitCode::from(agent::isolated::launcher::main(args))
+        }
         Some(Command::Agent(args)) => {
             // The agent's output lands in the sandbox log (diagnostics); RUST_LOG is
             // passed into the sandbox for debugging.

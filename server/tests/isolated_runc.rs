@@ -109,7 +109,10 @@ async fn every_process_but_the_agent_carries_the_second_filter() {
     assert_eq!(out, "Seccomp_filters:\t1");
     // A command, the entrypoint, a background command, a bash session, a code context.
     assert_eq!(s.sh(&id, filters).await.0, "Seccomp_filters:\t2");
-    assert_eq!(s.sh(&id, "cat /tmp/entry.txt").await.0, "Seccomp_filters:\t2");
+    assert_eq!(
+        s.sh(&id, "cat /tmp/entry.txt").await.0,
+        "Seccomp_filters:\t2"
+    );
     let x = Execd::of(&s, &id).await;
     let (status, v) = x
         .json(reqwest::Method::POST, "/session", Some(json!({})))
@@ -141,7 +144,10 @@ async fn every_process_but_the_agent_carries_the_second_filter() {
         .text()
         .await
         .expect("text");
-    assert!(text.contains("Seccomp_filters:\\\\t2") || text.contains("Seccomp_filters:\\t2"), "{text}");
+    assert!(
+        text.contains("Seccomp_filters:\\\\t2") || text.contains("Seccomp_filters:\\t2"),
+        "{text}"
+    );
     let resp = x
         .req(reqwest::Method::POST, "/command")
         .json(&json!({"command": format!("{filters} > /tmp/bg.txt"), "background": true}))
@@ -202,9 +208,20 @@ async fn a_session_cannot_reach_the_sandbox() {
     let mut expected = vec!["refused".to_string(); 9];
     expected.push("WROTE /tmp/x".into());
     assert_eq!(out, expected);
-    let (out, code, _) = x.run(&session, "(echo changed > f) 2>/dev/null || echo refused-f; cat f").await;
+    let (out, code, _) = x
+        .run(
+            &session,
+            "(echo changed > f) 2>/dev/null || echo refused-f; cat f",
+        )
+        .await;
     // The lower file is root's 644: uid 1000 cannot rewrite it, even in the overlay.
-    assert_eq!((out, code), (vec!["refused-f".to_string(), "sandbox".to_string()], Some(0)));
+    assert_eq!(
+        (out, code),
+        (
+            vec!["refused-f".to_string(), "sandbox".to_string()],
+            Some(0)
+        )
+    );
     assert_eq!(s.sh(&id, "cat /workspace/w/f").await.0, "sandbox");
 
     // Processes: none of the sandbox's is visible or reachable.
@@ -218,7 +235,10 @@ async fn a_session_cannot_reach_the_sandbox() {
         )
         .await;
     assert_eq!(out, ["0", "hidden", "alone", "survived"]);
-    assert_eq!(s.sh(&id, &format!("kill -0 {pid} && echo alive")).await.0, "alive");
+    assert_eq!(
+        s.sh(&id, &format!("kill -0 {pid} && echo alive")).await.0,
+        "alive"
+    );
 
     // Mounts, namespaces, root: refused.
     let (out, _, _) = x
@@ -262,7 +282,9 @@ async fn session_files_stay_inside_the_session_whatever_it_links() {
     let id = s.create(json!({})).await;
     s.sh(&id, "mkdir -p /workspace/w").await;
     let x = Execd::of(&s, &id).await;
-    let session = x.session(json!({"workspace": {"path": "/workspace/w"}})).await;
+    let session = x
+        .session(json!({"workspace": {"path": "/workspace/w"}}))
+        .await;
     // The session plants links to the sandbox's paths (absolute and climbing).
     let (_, code, _) = x
         .run(
@@ -298,19 +320,31 @@ async fn session_files_stay_inside_the_session_whatever_it_links() {
     ] {
         let resp = upload(path).send().await.expect("upload");
         // Resolved in the session: its /root is the sandbox's, read-only.
-        assert_eq!(resp.status().as_u16(), 403, "{path}: {}", resp.text().await.unwrap_or_default());
+        assert_eq!(
+            resp.status().as_u16(),
+            403,
+            "{path}: {}",
+            resp.text().await.unwrap_or_default()
+        );
     }
     assert_eq!(
-        s.sh(&id, "ls /root/planted 2>/dev/null || echo absent").await.0,
+        s.sh(&id, "ls /root/planted 2>/dev/null || echo absent")
+            .await
+            .0,
         "absent"
     );
     // The files API and the session agree on what is where.
-    let resp = upload("/workspace/w/d/in-session.txt").send().await.expect("upload");
+    let resp = upload("/workspace/w/d/in-session.txt")
+        .send()
+        .await
+        .expect("upload");
     assert_eq!(resp.status().as_u16(), 200);
     let (out, _, _) = x.run(&session, "cat d/in-session.txt; echo").await;
     assert_eq!(out, ["planted"]);
     assert_eq!(
-        s.sh(&id, "ls /workspace/w/d 2>/dev/null || echo absent").await.0,
+        s.sh(&id, "ls /workspace/w/d 2>/dev/null || echo absent")
+            .await
+            .0,
         "absent"
     );
     // A dead session's files are refused, not served from elsewhere.
@@ -346,10 +380,16 @@ async fn identity_requests_switch_per_request_and_leave_the_agent_root() {
     for n in 0..12 {
         pending.push(mkdir(1001 + (n % 3) as u32, n));
     }
-    for (n, r) in futures::future::join_all(pending).await.into_iter().enumerate() {
+    for (n, r) in futures::future::join_all(pending)
+        .await
+        .into_iter()
+        .enumerate()
+    {
         assert_eq!(r.expect("mkdir").status().as_u16(), 200, "d{n}");
     }
-    let (owners, _) = s.sh(&id, "cd /tmp/idt && stat -c '%n %u' d* | sort -V").await;
+    let (owners, _) = s
+        .sh(&id, "cd /tmp/idt && stat -c '%n %u' d* | sort -V")
+        .await;
     let expected: Vec<String> = (0..12).map(|n| format!("d{n} {}", 1001 + n % 3)).collect();
     assert_eq!(split_lines(&owners), expected);
     // Meanwhile the plain routes stayed the agent's (root).
@@ -362,7 +402,10 @@ async fn identity_requests_switch_per_request_and_leave_the_agent_root() {
         .await;
     assert_eq!(status, 200);
     let resp = x
-        .req(reqwest::Method::GET, "/files/download?path=/tmp/idt/root-secret")
+        .req(
+            reqwest::Method::GET,
+            "/files/download?path=/tmp/idt/root-secret",
+        )
         .send()
         .await
         .expect("download");
@@ -405,7 +448,13 @@ async fn without_an_oci_runtime_isolation_is_unavailable() {
     let (status, v) = common::body(get("/v1/isolated/capabilities").await.expect("caps")).await;
     assert_eq!(status, 200);
     assert_eq!(v["available"], false, "{v}");
-    assert!(v["message"].as_str().unwrap_or_default().contains("isolation none"), "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("isolation none"),
+        "{v}"
+    );
     let (status, v) = common::body(get("/v1/isolated/sessions").await.expect("list")).await;
     assert_eq!(status, 503, "{v}");
     assert_eq!(v["code"], "SERVICE_UNAVAILABLE");

@@ -16,9 +16,9 @@ use super::ExecdClient;
 use crate::error::{Error, Result};
 use crate::lifecycle::seg;
 use crate::models::{
-    CreateIsolatedSessionRequest, IsolatedBackgroundRun, IsolatedCapabilities,
-    IsolatedRunLogs, IsolatedRunOptions, IsolatedRunRequest, IsolatedRunStatus,
-    IsolatedSessionInfo, IsolatedSessionState, IsolatedSessionSummary,
+    CreateIsolatedSessionRequest, IsolatedBackgroundRun, IsolatedCapabilities, IsolatedRunLogs,
+    IsolatedRunOptions, IsolatedRunRequest, IsolatedRunStatus, IsolatedSessionInfo,
+    IsolatedSessionState, IsolatedSessionSummary,
 };
 use crate::stream::{EventStream, Execution, ExecutionHandlers, ExecutionKind};
 
@@ -86,8 +86,7 @@ impl ExecdClient {
         request: &CreateIsolatedSessionRequest,
     ) -> Result<IsolatedSessionInfo> {
         const OP: &str = "isolation.create";
-        if request.workspace.is_none() && request.overlays.as_ref().map_or(true, Vec::is_empty)
-        {
+        if request.workspace.is_none() && request.overlays.as_ref().map_or(true, Vec::is_empty) {
             return Err(Error::invalid_argument(
                 OP,
                 "workspace or overlays is required",
@@ -133,7 +132,12 @@ impl ExecdClient {
         self.http.empty(req).await
     }
 
-    fn run_request(op: &'static str, code: &str, opts: &IsolatedRunOptions, background: bool) -> Result<IsolatedRunRequest> {
+    fn run_request(
+        op: &'static str,
+        code: &str,
+        opts: &IsolatedRunOptions,
+        background: bool,
+    ) -> Result<IsolatedRunRequest> {
         if code.trim().is_empty() {
             return Err(Error::invalid_argument(op, "code must not be blank"));
         }
@@ -141,7 +145,11 @@ impl ExecdClient {
             code: code.to_owned(),
             envs: opts.envs.clone(),
             // Foreground only: never sent for background runs (upstream).
-            timeout_seconds: if background { None } else { opts.timeout_seconds.filter(|t| *t > 0) },
+            timeout_seconds: if background {
+                None
+            } else {
+                opts.timeout_seconds.filter(|t| *t > 0)
+            },
             background,
         })
     }
@@ -159,7 +167,11 @@ impl ExecdClient {
         require(OP, session_id)?;
         let body = Self::run_request(OP, code, opts, false)?;
         let req = self
-            .req(OP, Method::POST, &format!("{}/run", session_path(session_id)))
+            .req(
+                OP,
+                Method::POST,
+                &format!("{}/run", session_path(session_id)),
+            )
             .json(&body)?;
         self.open_stream(req, ExecutionKind::Session, false).await
     }
@@ -191,7 +203,11 @@ impl ExecdClient {
         require(OP, session_id)?;
         let body = Self::run_request(OP, code, opts, true)?;
         let req = self
-            .req(OP, Method::POST, &format!("{}/run", session_path(session_id)))
+            .req(
+                OP,
+                Method::POST,
+                &format!("{}/run", session_path(session_id)),
+            )
             .no_retry()
             .json(&body)?;
         self.http.json(req).await
@@ -266,7 +282,9 @@ mod tests {
     #[test]
     fn scoped_clients_end_in_their_prefix() {
         let c = client();
-        let id = c.with_identity(1000, 1000).unwrap_or_else(|e| panic!("{e}"));
+        let id = c
+            .with_identity(1000, 1000)
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             id.base_url(),
             "http://h:1/sandboxes/s/proxy/44772/v1/filesystem/1000/1000"
@@ -286,9 +304,11 @@ mod tests {
             timeout_seconds: Some(5),
             ..Default::default()
         };
-        let bg = ExecdClient::run_request("x", "true", &opts, true).unwrap_or_else(|e| panic!("{e}"));
+        let bg =
+            ExecdClient::run_request("x", "true", &opts, true).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(bg.timeout_seconds, None);
-        let fg = ExecdClient::run_request("x", "true", &opts, false).unwrap_or_else(|e| panic!("{e}"));
+        let fg =
+            ExecdClient::run_request("x", "true", &opts, false).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(fg.timeout_seconds, Some(5));
         assert!(ExecdClient::run_request("x", " ", &opts, false).is_err());
     }

@@ -95,9 +95,15 @@ fn assemble(ops: &[Op]) -> Vec<libc::sock_filter> {
 
 fn build() -> Filter {
     let blocks: &[(u32, &[u32], bool)] = if cfg!(target_arch = "aarch64") {
-        &[(AUDIT_ARCH_AARCH64, AARCH64, false), (AUDIT_ARCH_ARM, ARM, false)]
+        &[
+            (AUDIT_ARCH_AARCH64, AARCH64, false),
+            (AUDIT_ARCH_ARM, ARM, false),
+        ]
     } else {
-        &[(AUDIT_ARCH_X86_64, X86_64, true), (AUDIT_ARCH_I386, I386, false)]
+        &[
+            (AUDIT_ARCH_X86_64, X86_64, true),
+            (AUDIT_ARCH_I386, I386, false),
+        ]
     };
     let mut ops = vec![Op::Load(OFFSET_ARCH)];
     for (arch, numbers, x32) in blocks {
@@ -194,7 +200,10 @@ mod tests {
         // A forked child installs the filter and tries; the parent reads the errnos.
         let filter = filter();
         let mut cmd = std::process::Command::new("sh");
-        cmd.args(["-c", "unshare -U true 2>/dev/null && echo ALLOWED || echo refused"]);
+        cmd.args([
+            "-c",
+            "unshare -U true 2>/dev/null && echo ALLOWED || echo refused",
+        ]);
         use std::os::unix::process::CommandExt;
         // SAFETY: as in `apply`.
         unsafe {

@@ -53,7 +53,9 @@ async fn identity_scope(params: RawPathParams, mut request: Request, next: Next)
     let ids = parse_id("uid", find("uid")).and_then(|uid| Ok((uid, parse_id("gid", find("gid"))?)));
     match ids {
         Ok((uid, gid)) => {
-            request.extensions_mut().insert(Scope::Identity { uid, gid });
+            request
+                .extensions_mut()
+                .insert(Scope::Identity { uid, gid });
             next.run(request).await
         }
         Err(e) => e.into_response(),
@@ -68,7 +70,16 @@ mod tests {
     fn ids_are_decimal_and_below_the_reserved_value() {
         assert_eq!(parse_id("uid", "0").ok(), Some(0));
         assert_eq!(parse_id("uid", "4294967294").ok(), Some(4_294_967_294));
-        for bad in ["", "-1", "+1", "1e3", "0x10", "4294967295", "99999999999", " 1"] {
+        for bad in [
+            "",
+            "-1",
+            "+1",
+            "1e3",
+            "0x10",
+            "4294967295",
+            "99999999999",
+            " 1",
+        ] {
             let err = parse_id("uid", bad).unwrap_err();
             assert_eq!(err.code, "INVALID_REQUEST_BODY", "{bad}");
         }

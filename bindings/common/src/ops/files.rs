@@ -108,7 +108,7 @@ fn refs(paths: &[String]) -> Vec<&str> {
 
 /// The execd client of a file op: the sandbox's own, or (1.1) the one acting as
 /// `identity` (`/v1/filesystem/{uid}/{gid}`) or inside `isolated_session`'s mounts.
-pub(crate) async fn files_client(
+pub async fn files_client(
     s: &Session,
     op: &str,
     a: &(impl Bound + FilesScoped),
@@ -128,9 +128,7 @@ pub(crate) async fn files_client(
 /// `files.write_file` → null.
 pub async fn write_file(s: &Session, a: WriteFileArgs) -> OpResult {
     let fs = files_client(s, "files.write_file", &a).await?;
-    fs
-        .write_files(vec![write_entry(&a.entry())?])
-        .await?;
+    fs.write_files(vec![write_entry(&a.entry())?]).await?;
     Ok(Value::Null)
 }
 
@@ -167,9 +165,7 @@ pub async fn read_bytes(s: &Session, a: ReadArgs) -> OpResult {
 /// `files.read_bytes_stream` → `{size, sha256}` computed chunk by chunk.
 pub async fn read_bytes_stream(s: &Session, a: ReadArgs) -> OpResult {
     let fs = files_client(s, "files.read_bytes_stream", &a).await?;
-    let mut stream = fs
-        .read_bytes_stream(&a.path, &read_options(&a))
-        .await?;
+    let mut stream = fs.read_bytes_stream(&a.path, &read_options(&a)).await?;
     let mut hasher = Sha256::new();
     let mut size: u64 = 0;
     while let Some(chunk) = stream.next().await {
@@ -230,18 +226,14 @@ pub async fn set_permissions(s: &Session, a: PermissionsArgs) -> OpResult {
 /// `files.create_directories` → null.
 pub async fn create_directories(s: &Session, a: PermissionsArgs) -> OpResult {
     let fs = files_client(s, "files.create_directories", &a).await?;
-    fs
-        .create_directories(&permissions(&a.entries))
-        .await?;
+    fs.create_directories(&permissions(&a.entries)).await?;
     Ok(Value::Null)
 }
 
 /// `files.replace_contents` → null.
 pub async fn replace_contents(s: &Session, a: ReplaceContentsArgs) -> OpResult {
     let fs = files_client(s, "files.replace_contents", &a).await?;
-    fs
-        .replace_contents(&replacements(&a.entries))
-        .await?;
+    fs.replace_contents(&replacements(&a.entries)).await?;
     Ok(Value::Null)
 }
 

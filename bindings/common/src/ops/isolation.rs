@@ -79,7 +79,10 @@ fn info(i: &IsolatedSessionInfo) -> Value {
     let mut v = params(&i.params);
     if let Some(map) = v.as_object_mut() {
         map.insert("session_id".into(), json!(i.session_id));
-        map.insert("created_at".into(), json!(i.created_at.map(|t| t.to_rfc3339())));
+        map.insert(
+            "created_at".into(),
+            json!(i.created_at.map(|t| t.to_rfc3339())),
+        );
     }
     v
 }
@@ -88,9 +91,18 @@ fn state(s: &IsolatedSessionState) -> Value {
     let mut v = params(&s.params);
     if let Some(map) = v.as_object_mut() {
         map.insert("status".into(), json!(s.status));
-        map.insert("created_at".into(), json!(s.created_at.map(|t| t.to_rfc3339())));
-        map.insert("last_run_at".into(), json!(s.last_run_at.map(|t| t.to_rfc3339())));
-        map.insert("idle_remaining_seconds".into(), json!(s.idle_remaining_seconds));
+        map.insert(
+            "created_at".into(),
+            json!(s.created_at.map(|t| t.to_rfc3339())),
+        );
+        map.insert(
+            "last_run_at".into(),
+            json!(s.last_run_at.map(|t| t.to_rfc3339())),
+        );
+        map.insert(
+            "idle_remaining_seconds".into(),
+            json!(s.idle_remaining_seconds),
+        );
     }
     v
 }
@@ -120,7 +132,9 @@ pub async fn capabilities_op(s: &Session, a: SandboxArgs) -> OpResult {
 /// `isolation.create` → IsolatedSessionInfo (`{session_id, created_at, ...}`).
 pub async fn create(s: &Session, a: IsolationCreateArgs) -> OpResult {
     let sb = s.sandbox("isolation.create", &a).await?;
-    Ok(info(&sb.execd().create_isolated_session(&request(&a)).await?))
+    Ok(info(
+        &sb.execd().create_isolated_session(&request(&a)).await?,
+    ))
 }
 
 /// `isolation.attach` → IsolatedSessionInfo rebuilt from the session's state.
@@ -134,7 +148,9 @@ pub async fn attach(s: &Session, a: IsolationSessionArgs) -> OpResult {
 /// `isolation.get` → IsolatedSessionState.
 pub async fn get(s: &Session, a: IsolationSessionArgs) -> OpResult {
     let sb = s.sandbox("isolation.get", &a).await?;
-    Ok(state(&sb.execd().get_isolated_session(&a.session_id).await?))
+    Ok(state(
+        &sb.execd().get_isolated_session(&a.session_id).await?,
+    ))
 }
 
 /// `isolation.list` → IsolatedSessionSummary[].

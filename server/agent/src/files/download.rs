@@ -121,11 +121,7 @@ fn positive(query: &QueryPairs, key: &str) -> Result<Option<u64>, ApiError> {
 }
 
 /// `GET /files/download?path=[&offset=&limit=]` with an optional `Range` header.
-pub async fn download(
-    fs: Fs,
-    query: QueryPairs,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
+pub async fn download(fs: Fs, query: QueryPairs, headers: HeaderMap) -> Result<Response, ApiError> {
     let user_path = query.required("path")?.to_string();
     let offset = positive(&query, "offset")?;
     let limit = positive(&query, "limit")?;
@@ -167,7 +163,9 @@ pub async fn download(
                 .open(&r.host)
                 .map_err(|e| io_error(&e, "open", &r.sandbox))?;
             // The path may have been swapped for a FIFO or device since the stat.
-            let opened = file.metadata().map_err(|e| io_error(&e, "open", &r.sandbox))?;
+            let opened = file
+                .metadata()
+                .map_err(|e| io_error(&e, "open", &r.sandbox))?;
             if !opened.is_file() {
                 return Err(ApiError::bad_request(
                     "INVALID_PATH",

@@ -10,8 +10,8 @@ use axum::Json;
 use globset::{GlobBuilder, GlobMatcher};
 use serde::Deserialize;
 
-use super::meta::{self, FileInfo, Names, PermissionSpec};
 use super::io_error;
+use super::meta::{self, FileInfo, Names, PermissionSpec};
 use super::scope::Fs;
 use crate::error::ApiError;
 use crate::extract::{ApiJson, QueryPairs};
@@ -21,10 +21,7 @@ const BODY_CODE: &str = "INVALID_REQUEST_BODY";
 
 /// `GET /files/info?path=a&path=b` → `{requested path: FileInfo}`; no path → `{}`.
 /// Symlinks are reported as themselves (lstat).
-pub async fn info(
-    fs: Fs,
-    query: QueryPairs,
-) -> Result<Json<BTreeMap<String, FileInfo>>, ApiError> {
+pub async fn info(fs: Fs, query: QueryPairs) -> Result<Json<BTreeMap<String, FileInfo>>, ApiError> {
     let requested = query.all("path");
     fs.run(move |cfg| {
         let mut names = Names::default();
@@ -41,10 +38,7 @@ pub async fn info(
 
 /// `DELETE /files?path=..` (repeatable): removes files and symlinks. A missing path is
 /// not an error (the request is idempotent); a directory is (use `/directories`).
-pub async fn delete_files(
-    fs: Fs,
-    query: QueryPairs,
-) -> Result<Response, ApiError> {
+pub async fn delete_files(fs: Fs, query: QueryPairs) -> Result<Response, ApiError> {
     let requested = query.required_all("path")?;
     fs.run(move |cfg| {
         for user_path in requested {
@@ -154,10 +148,7 @@ fn compile_pattern(pattern: &str) -> Result<(GlobMatcher, bool), ApiError> {
 
 /// `GET /files/search?path=&pattern=` → files (non-directories) below `path` whose name
 /// (or relative path) matches the glob; symlinks are reported, not followed.
-pub async fn search(
-    fs: Fs,
-    query: QueryPairs,
-) -> Result<Json<Vec<FileInfo>>, ApiError> {
+pub async fn search(fs: Fs, query: QueryPairs) -> Result<Json<Vec<FileInfo>>, ApiError> {
     let user_path = query.required("path")?.to_string();
     let pattern = match query.first("pattern") {
         Some(p) if !p.is_empty() => p.to_string(),
@@ -349,10 +340,7 @@ pub async fn replace(
 /// `GET /directories/list?path=&depth=`: entries in lexical order, each directory's
 /// descendants right after it, symlinks never descended into. `depth` defaults to 1;
 /// 0 is treated as 1 (immediate children), negative is a 400.
-pub async fn list_directory(
-    fs: Fs,
-    query: QueryPairs,
-) -> Result<Json<Vec<FileInfo>>, ApiError> {
+pub async fn list_directory(fs: Fs, query: QueryPairs) -> Result<Json<Vec<FileInfo>>, ApiError> {
     let user_path = query.required("path")?.to_string();
     let depth = match query.int("depth")? {
         None => 1,
@@ -437,10 +425,7 @@ pub async fn make_directories(
 
 /// `DELETE /directories?path=..` (repeatable): rm -rf. Missing is not an error; the
 /// sandbox root itself and non-directories are refused.
-pub async fn delete_directories(
-    fs: Fs,
-    query: QueryPairs,
-) -> Result<Response, ApiError> {
+pub async fn delete_directories(fs: Fs, query: QueryPairs) -> Result<Response, ApiError> {
     let requested = query.required_all("path")?;
     fs.run(move |cfg| {
         for user_path in requested {

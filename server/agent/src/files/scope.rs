@@ -154,11 +154,8 @@ impl Fs {
 fn enter(scope: &Scope) -> Result<(), ApiError> {
     match scope {
         Scope::Agent => Ok(()),
-        Scope::Identity { uid, gid } => {
-            switch_credentials(*uid, *gid).map_err(|e| {
-                identity_unavailable(format!("cannot act as uid {uid} gid {gid}: {e}"))
-            })
-        }
+        Scope::Identity { uid, gid } => switch_credentials(*uid, *gid)
+            .map_err(|e| identity_unavailable(format!("cannot act as uid {uid} gid {gid}: {e}"))),
         Scope::Session(root) => {
             enter_session_root(root)?;
             switch_credentials(root.uid, root.gid).map_err(|e| {
@@ -185,8 +182,7 @@ fn last_error() -> io::Error {
 /// `setgroups` would change every thread of the agent).
 fn switch_credentials(uid: u32, gid: u32) -> io::Result<()> {
     // SAFETY: setgroups with a count of 0 reads no memory.
-    if unsafe { libc::syscall(libc::SYS_setgroups, 0usize, std::ptr::null::<libc::gid_t>()) } != 0
-    {
+    if unsafe { libc::syscall(libc::SYS_setgroups, 0usize, std::ptr::null::<libc::gid_t>()) } != 0 {
         return Err(last_error());
     }
     // setfsuid/setfsgid answer the previous value and never fail loudly: set, then
@@ -341,14 +337,18 @@ mod tests {
             std::os::unix::fs::PermissionsExt::from_mode(0o777),
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        let fs = fs_for(Scope::Identity { uid: 1000, gid: 1000 }, dir.path());
+        let fs = fs_for(
+            Scope::Identity {
+                uid: 1000,
+                gid: 1000,
+            },
+            dir.path(),
+        );
         let target = dir.path().join("made-by-1000");
         let t = target.clone();
-        fs.run(move |_| {
-            std::fs::write(&t, b"x").map_err(|e| ApiError::runtime(e.to_string()))
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        fs.run(move |_| std::fs::write(&t, b"x").map_err(|e| ApiError::runtime(e.to_string())))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         let meta = std::fs::metadata(&target).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((meta.uid(), meta.gid()), (1000, 1000));
 
@@ -386,7 +386,13 @@ mod tests {
         let own = dir.path().join("own");
         std::fs::write(&own, b"x").unwrap_or_else(|e| panic!("{e}"));
         std::os::unix::fs::chown(&own, Some(1000), Some(1000)).unwrap_or_else(|e| panic!("{e}"));
-        let fs = fs_for(Scope::Identity { uid: 1000, gid: 1000 }, dir.path());
+        let fs = fs_for(
+            Scope::Identity {
+                uid: 1000,
+                gid: 1000,
+            },
+            dir.path(),
+        );
         let o = own.clone();
         let err = fs
             .run(move |_| {
@@ -409,7 +415,9 @@ mod tests {
             workdir: PathBuf::from("/"),
         }));
         let (mut parts, ()) = axum::http::Request::new(()).into_parts();
-        let err = Fs::from_request_parts(&mut parts, &state).await.unwrap_err();
+        let err = Fs::from_request_parts(&mut parts, &state)
+            .await
+            .unwrap_err();
         assert_eq!(err.status, StatusCode::INTERNAL_SERVER_ERROR);
     }
 }

@@ -17,8 +17,8 @@ use serde::Deserialize;
 use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 
 use super::atomic::PendingFile;
-use super::meta::{self, PermissionSpec};
 use super::io_error;
+use super::meta::{self, PermissionSpec};
 use super::scope::{Fs, Scope};
 use crate::error::ApiError;
 use crate::paths::{self, Last};

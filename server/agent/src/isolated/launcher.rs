@@ -341,9 +341,11 @@ fn run_step(root: &Path, step: &Step) -> Fallible<()> {
             target,
             readonly,
         } => bind(source, &under(root, target), *readonly),
-        Step::Tmpfs { target, mode } => {
-            tmpfs(&under(root, target), libc::MS_NOSUID | libc::MS_NODEV, *mode)
-        }
+        Step::Tmpfs { target, mode } => tmpfs(
+            &under(root, target),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            *mode,
+        ),
         Step::Proc => session_proc(root),
         Step::Dev => session_dev(root),
         Step::Cover { target } => {
@@ -479,11 +481,23 @@ fn session_child(spec: &LaunchSpec) -> Fallible<()> {
     let root = &spec.new_root;
     match &spec.root {
         RootStep::ReadOnly => {
-            mount(Some(Path::new("/")), root, None, libc::MS_BIND | libc::MS_REC, None)?;
+            mount(
+                Some(Path::new("/")),
+                root,
+                None,
+                libc::MS_BIND | libc::MS_REC,
+                None,
+            )?;
             make_read_only(root)?;
         }
         RootStep::Writable => {
-            mount(Some(Path::new("/")), root, None, libc::MS_BIND | libc::MS_REC, None)?;
+            mount(
+                Some(Path::new("/")),
+                root,
+                None,
+                libc::MS_BIND | libc::MS_REC,
+                None,
+            )?;
         }
         RootStep::Overlay { lower, upper } => overlay(root, lower, upper)?,
     }

@@ -40,8 +40,8 @@ use axum::{Json, Router};
 use tokio_util::io::ReaderStream;
 
 use self::model::{
-    BackgroundRunResponse, Capabilities, CreateRequest, CreateResponse, Hardening,
-    HardeningLayer, ListResponse, RunRequest,
+    BackgroundRunResponse, Capabilities, CreateRequest, CreateResponse, Hardening, HardeningLayer,
+    ListResponse, RunRequest,
 };
 use self::session::IsolatedSession;
 use crate::error::{ApiError, ApiResult};
@@ -125,10 +125,7 @@ impl Registry {
     }
 
     async fn availability(&self, state: &SharedState) -> Availability {
-        self.availability
-            .get_or_init(|| probe(state))
-            .await
-            .clone()
+        self.availability.get_or_init(|| probe(state)).await.clone()
     }
 
     /// 503 unless sessions can be made here.
@@ -185,9 +182,10 @@ async fn probe(state: &SharedState) -> Availability {
     let dir = state_root().join(format!("probe-{}", uuid::Uuid::new_v4().simple()));
     let outcome = async {
         ensure_state_root().map_err(|e| format!("cannot create the isolated state: {e}"))?;
-        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
-            .map_err(|e| format!("pipe: {e}"))?;
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let (read, write) =
+            nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"))?;
         let mut command = launcher::self_command().map_err(|e| e.to_string())?;
         command
             .arg("--probe")
@@ -210,7 +208,9 @@ async fn probe(state: &SharedState) -> Availability {
                 Ok(())
             });
         }
-        let child = command.spawn().map_err(|e| format!("cannot start the launcher: {e}"))?;
+        let child = command
+            .spawn()
+            .map_err(|e| format!("cannot start the launcher: {e}"))?;
         drop(write);
         let output = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
             .await
@@ -240,7 +240,9 @@ async fn probe(state: &SharedState) -> Availability {
         Ok(()) => Availability::Available,
         Err(why) => {
             tracing::info!(reason = %why, "isolated sessions are unavailable");
-            Availability::Unavailable(format!("this sandbox cannot create nested namespaces: {why}"))
+            Availability::Unavailable(format!(
+                "this sandbox cannot create nested namespaces: {why}"
+            ))
         }
     }
 }
@@ -415,7 +417,12 @@ async fn run(
 ) -> ApiResult<Response> {
     let session = find(&state, &params).await?;
     let timeout = request.validate()?;
-    let envs: Vec<(String, String)> = request.envs.clone().unwrap_or_default().into_iter().collect();
+    let envs: Vec<(String, String)> = request
+        .envs
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
     if !request.background {
         return session.run_foreground(request.code, envs, timeout);
     }

@@ -468,10 +468,19 @@ mod tests {
         let cases = [
             (serde_json::json!({}), "workspace or overlays"),
             (serde_json::json!({"overlays": []}), "workspace or overlays"),
-            (serde_json::json!({"workspace": {"path": "rel"}}), "absolute"),
+            (
+                serde_json::json!({"workspace": {"path": "rel"}}),
+                "absolute",
+            ),
             (serde_json::json!({"workspace": {"path": "/a/"}}), "clean"),
-            (serde_json::json!({"workspace": {"path": "/a/../b"}}), "clean"),
-            (serde_json::json!({"workspace": {"path": "/a", "mode": "rwx"}}), "workspace mode"),
+            (
+                serde_json::json!({"workspace": {"path": "/a/../b"}}),
+                "clean",
+            ),
+            (
+                serde_json::json!({"workspace": {"path": "/a", "mode": "rwx"}}),
+                "workspace mode",
+            ),
             (
                 serde_json::json!({"overlays": [{"path": "/a"}, {"path": "/a"}]}),
                 "twice",
@@ -480,8 +489,14 @@ mod tests {
                 serde_json::json!({"overlays": [{"path": "/a", "mode": "rw", "persist": true}]}),
                 "persist",
             ),
-            (serde_json::json!({"workspace": {"path": "/a"}, "profile": "lax"}), "profile"),
-            (serde_json::json!({"workspace": {"path": "/a"}, "uid_mode": "x"}), "uid_mode"),
+            (
+                serde_json::json!({"workspace": {"path": "/a"}, "profile": "lax"}),
+                "profile",
+            ),
+            (
+                serde_json::json!({"workspace": {"path": "/a"}, "uid_mode": "x"}),
+                "uid_mode",
+            ),
             (
                 serde_json::json!({"workspace": {"path": "/a"}, "binds": [{"source": "x"}]}),
                 "binds[0].source",

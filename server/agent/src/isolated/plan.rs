@@ -97,7 +97,9 @@ pub enum Step {
     /// The session's `/dev`.
     Dev,
     /// An empty read-only tmpfs over `target`, when it exists in the session.
-    Cover { target: PathBuf },
+    Cover {
+        target: PathBuf,
+    },
 }
 
 /// Everything the launcher needs, as JSON on its command line.
@@ -213,9 +215,9 @@ pub fn parse_id_map(text: &str) -> Vec<(u32, u32, u32)> {
 }
 
 fn mapped(ranges: &[(u32, u32, u32)], id: u32) -> bool {
-    ranges
-        .iter()
-        .any(|&(inside, _, count)| id >= inside && u64::from(id) < u64::from(inside) + u64::from(count))
+    ranges.iter().any(|&(inside, _, count)| {
+        id >= inside && u64::from(id) < u64::from(inside) + u64::from(count)
+    })
 }
 
 /// The identity map of every id the agent has (so owners read the same inside).
@@ -282,9 +284,8 @@ fn overlay_lower(host: &Host, path: &Path) -> Result<(PathBuf, Vec<PathBuf>), Ap
 
 /// A source path of `extra_writable`/`binds`: existing, resolved, inside the allowlist.
 fn allowed_source(what: &str, source: &str) -> Result<PathBuf, ApiError> {
-    let resolved = std::fs::canonicalize(source).map_err(|e| {
-        invalid(format!("{what} {source:?} must be an existing path: {e}"))
-    })?;
+    let resolved = std::fs::canonicalize(source)
+        .map_err(|e| invalid(format!("{what} {source:?} must be an existing path: {e}")))?;
     let allowed = ALLOWED_WRITABLE.iter().any(|dir| {
         let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| PathBuf::from(dir));
         resolved.starts_with(&dir)
@@ -488,7 +489,9 @@ fn identities(spec: &SessionSpec, host: &Host) -> Result<(u32, u32, String, Stri
         ApiError::new(
             axum::http::StatusCode::SERVICE_UNAVAILABLE,
             "NOT_SUPPORTED",
-            format!("{what} {id} is not mapped in this sandbox, so the session cannot switch to it"),
+            format!(
+                "{what} {id} is not mapped in this sandbox, so the session cannot switch to it"
+            ),
         )
     };
     match spec.uid_mode {
@@ -584,22 +587,37 @@ mod tests {
                 work: "/tmp/.execd/isolated/s1/overlay-0/work".into(),
             },
         }));
-        assert_eq!(p.steps.last(), Some(&Step::Cover { target: "/tmp/.execd".into() }));
+        assert_eq!(
+            p.steps.last(),
+            Some(&Step::Cover {
+                target: "/tmp/.execd".into()
+            })
+        );
         assert_eq!(p.workdir, Path::new("/srv/app"));
         assert_eq!(p.uid_map, "0 0 65536\n");
         assert!(p.env.contains(&"PATH=/bin".to_string()));
-        assert!(!p.env.iter().any(|e| e.starts_with("OPENAI_API_KEY") || e.starts_with("AWS_")));
+        assert!(!p
+            .env
+            .iter()
+            .any(|e| e.starts_with("OPENAI_API_KEY") || e.starts_with("AWS_")));
     }
 
     #[test]
     fn an_overlay_with_mounts_below_comes_from_the_rootfs_view_or_is_refused() {
         let h = host();
-        let s = spec(serde_json::json!({"overlays": [{"path": "/etc"}, {"path": "/", "persist": false}]}));
+        let s = spec(
+            serde_json::json!({"overlays": [{"path": "/etc"}, {"path": "/", "persist": false}]}),
+        );
         let p = plan(&s, &h, Path::new("/st")).unwrap_or_else(|e| panic!("{e}"));
         match &p.root {
             RootStep::Overlay { lower, upper } => {
                 assert_eq!(lower, Path::new(ROOTFS_VIEW));
-                assert_eq!(upper, &Upper::Tmpfs { mount: "/st/overlay-1".into() });
+                assert_eq!(
+                    upper,
+                    &Upper::Tmpfs {
+                        mount: "/st/overlay-1".into()
+                    }
+                );
             }
             other => panic!("{other:?}"),
         }
@@ -608,14 +626,23 @@ mod tests {
             .steps
             .iter()
             .filter_map(|s| match s {
-                Step::Bind { target, readonly: true, .. } => Some(target),
+                Step::Bind {
+                    target,
+                    readonly: true,
+                    ..
+                } => Some(target),
                 _ => None,
             })
             .collect();
         assert!(binds.contains(&&PathBuf::from("/workspace")));
         assert!(binds.contains(&&PathBuf::from("/etc/hosts")));
-        assert!(!binds.iter().any(|b| b.starts_with("/proc") || b.starts_with("/tmp")));
-        assert!(p.steps.iter().any(|s| matches!(s, Step::Overlay { target, lower, .. }
+        assert!(!binds
+            .iter()
+            .any(|b| b.starts_with("/proc") || b.starts_with("/tmp")));
+        assert!(p
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::Overlay { target, lower, .. }
             if target == Path::new("/etc") && lower == &Path::new(ROOTFS_VIEW).join("etc"))));
 
         let refused = plan(
@@ -624,7 +651,11 @@ mod tests {
             Path::new("/st"),
         )
         .unwrap_err();
-        assert!(refused.message.contains("/workspace/vol"), "{}", refused.message);
+        assert!(
+            refused.message.contains("/workspace/vol"),
+            "{}",
+            refused.message
+        );
     }
 
     #[test]
@@ -671,7 +702,10 @@ mod tests {
         let h = host();
         let allow = spec(serde_json::json!({"workspace": {"path": "/w"},
             "env_passthrough": {"mode": "allow", "keys": ["AWS_REGION"]}}));
-        assert_eq!(session_env(&allow, &h.env), vec!["AWS_REGION=x".to_string()]);
+        assert_eq!(
+            session_env(&allow, &h.env),
+            vec!["AWS_REGION=x".to_string()]
+        );
         let deny = spec(serde_json::json!({"workspace": {"path": "/w"},
             "env_passthrough": {"mode": "deny", "keys": ["HOME"]}}));
         let env = session_env(&deny, &h.env);
@@ -686,6 +720,9 @@ mod tests {
             parse_mountinfo(info),
             vec![PathBuf::from("/a b"), PathBuf::from("/proc")]
         );
-        assert_eq!(parse_id_map("         0    1000000      65536\n"), vec![(0, 1_000_000, 65536)]);
+        assert_eq!(
+            parse_id_map("         0    1000000      65536\n"),
+            vec![(0, 1_000_000, 65536)]
+        );
     }
 }

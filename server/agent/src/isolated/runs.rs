@@ -179,10 +179,7 @@ impl BackgroundRun {
             o.error = error;
             o.finished_at = Some(Utc::now());
         }
-        self.hold
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        self.hold.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 
     pub fn status(&self) -> RunStatus {
@@ -218,7 +215,10 @@ impl BackgroundRun {
     }
 
     /// Watches for the exit-code file until the run ends or `session_gone` fires.
-    pub async fn watch(self: Arc<Self>, mut session_gone: impl std::future::Future<Output = ()> + Unpin) {
+    pub async fn watch(
+        self: Arc<Self>,
+        mut session_gone: impl std::future::Future<Output = ()> + Unpin,
+    ) {
         loop {
             tokio::select! {
                 _ = &mut session_gone => {

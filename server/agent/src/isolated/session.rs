@@ -13,8 +13,7 @@ use chrono::{DateTime, Utc};
 use tokio::io::AsyncBufReadExt;
 
 use super::model::{
-    BindSpec, OverlaySpec, Profile, RunStatus, SessionSpec, SessionState, SessionSummary,
-    UidMode,
+    BindSpec, OverlaySpec, Profile, RunStatus, SessionSpec, SessionState, SessionSummary, UidMode,
 };
 use super::plan::{self, Host, LaunchSpec};
 use super::runs::{self, rfc3339, BackgroundRun};
@@ -74,7 +73,13 @@ fn make_mount_points(launch: &LaunchSpec) -> Result<(), ApiError> {
             target
                 .parent()
                 .map_or(Ok(()), std::fs::create_dir_all)
-                .and_then(|()| std::fs::OpenOptions::new().create(true).append(true).open(target).map(drop))
+                .and_then(|()| {
+                    std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(target)
+                        .map(drop)
+                })
         } else {
             std::fs::create_dir_all(target)
         };
@@ -128,7 +133,9 @@ impl IsolatedSession {
                 }
                 // The session's user writes exit codes here.
                 std::os::unix::fs::chown(state_dir.join("runs"), Some(owner.0), Some(owner.1))
-                    .map_err(|e| ApiError::runtime(format!("cannot prepare the runs directory: {e}")))?;
+                    .map_err(|e| {
+                        ApiError::runtime(format!("cannot prepare the runs directory: {e}"))
+                    })?;
                 Ok(())
             })
             .await
@@ -207,7 +214,9 @@ impl IsolatedSession {
         let report: serde_json::Value = match read {
             Ok(Ok(n)) if n > 0 => serde_json::from_str(line.trim()).unwrap_or_default(),
             Ok(_) => serde_json::json!({ "error": "the launcher exited without a report" }),
-            Err(_) => serde_json::json!({ "error": format!("no report within {LAUNCH_TIMEOUT:?}") }),
+            Err(_) => {
+                serde_json::json!({ "error": format!("no report within {LAUNCH_TIMEOUT:?}") })
+            }
         };
         let pid = match report.get("pid").and_then(serde_json::Value::as_i64) {
             Some(pid) => i32::try_from(pid).unwrap_or(0),
@@ -331,7 +340,12 @@ impl IsolatedSession {
                 .iter()
                 .map(|b| BindSpec {
                     source: b.source.clone(),
-                    dest: Some(b.dest.clone().filter(|d| !d.is_empty()).unwrap_or_else(|| b.source.clone())),
+                    dest: Some(
+                        b.dest
+                            .clone()
+                            .filter(|d| !d.is_empty())
+                            .unwrap_or_else(|| b.source.clone()),
+                    ),
                     readonly: Some(b.readonly.unwrap_or(false)),
                 })
                 .collect(),
@@ -396,7 +410,11 @@ impl IsolatedSession {
         let run = {
             let runs_dir = self.state_dir.join("runs");
             let log = self.state_dir.join("logs").join(format!("{run_id}.log"));
-            let (session_id, owner, id) = (self.id.clone(), (self.root.uid, self.root.gid), run_id.clone());
+            let (session_id, owner, id) = (
+                self.id.clone(),
+                (self.root.uid, self.root.gid),
+                run_id.clone(),
+            );
             tokio::task::spawn_blocking(move || {
                 BackgroundRun::prepare(id, session_id, &runs_dir, log, owner)
             })
@@ -413,7 +431,14 @@ impl IsolatedSession {
         self.touch();
         let end = self
             .shell
-            .run(&mut io, &script, None, None, &EventSink::discard(), LineMode::Session)
+            .run(
+                &mut io,
+                &script,
+                None,
+                None,
+                &EventSink::discard(),
+                LineMode::Session,
+            )
             .await;
         drop(io);
         if end.session_ended {
@@ -450,12 +475,7 @@ impl IsolatedSession {
     pub async fn destroy(&self) {
         self.shell.kill();
         let _ = tokio::time::timeout(Duration::from_secs(5), self.shell.wait_exit()).await;
-        for run in self
-            .runs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-        {
+        for run in self.runs.lock().unwrap_or_else(|p| p.into_inner()).values() {
             run.finish(None, Some("session terminated".into()));
         }
         let dir = self.state_dir.clone();
@@ -541,7 +561,10 @@ mod tests {
         assert_eq!(ok.kind, EventType::ExecutionComplete);
         let failed = terminal_event(&ExitOutcome::Exited(3), false, None, Duration::ZERO);
         let error = failed.error.clone().unwrap_or_else(|| panic!("no error"));
-        assert_eq!((error.ename.as_str(), error.evalue.as_str()), ("ExitError", "3"));
+        assert_eq!(
+            (error.ename.as_str(), error.evalue.as_str()),
+            ("ExitError", "3")
+        );
         let timed_out = terminal_event(
             &ExitOutcome::Signaled(libc::SIGKILL),
             false,

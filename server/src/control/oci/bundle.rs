@@ -292,12 +292,23 @@ mod tests {
         for name in AGENT_ONLY_SYSCALLS {
             assert!(!denied.iter().any(|d| d == name), "{name}");
         }
-        for name in ["setns", "keyctl", "bpf", "open_tree", "move_mount", "fsopen"] {
+        for name in [
+            "setns",
+            "keyctl",
+            "bpf",
+            "open_tree",
+            "move_mount",
+            "fsopen",
+        ] {
             assert!(denied.iter().any(|d| d == name), "{name}");
         }
         let view = doc["mounts"]
             .as_array()
-            .and_then(|m| m.iter().find(|m| m["destination"] == ROOTFS_VIEW_INSIDE).cloned())
+            .and_then(|m| {
+                m.iter()
+                    .find(|m| m["destination"] == ROOTFS_VIEW_INSIDE)
+                    .cloned()
+            })
             .unwrap_or_default();
         let opts = view["options"].as_array().cloned().unwrap_or_default();
         assert!(opts.iter().any(|o| o == "ro") && !opts.iter().any(|o| o == "rbind"));
