@@ -181,7 +181,13 @@ async fn probe(state: &SharedState) -> Availability {
     }
     let dir = state_root().join(format!("probe-{}", uuid::Uuid::new_v4().simple()));
     let outcome = async {
-        ensure_state_root().map_err(|e| format!("cannot create the isolated state: {e}"))?;
+        let root =
+            ensure_state_root().map_err(|e| format!("cannot create the isolated state: {e}"))?;
+        // No session of this agent exists before this check: whatever is here was left
+        // by an earlier one (a sandbox restored from a snapshot keeps its /tmp).
+        for entry in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let (read, write) =
