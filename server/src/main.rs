@@ -30,6 +30,10 @@ enum Command {
     /// Manage the image cache of a data directory (pull, ls, rm) and push local
     /// OCI layouts to a registry.
     Images(opensandbox_server::control::oci::cli::ImagesArgs),
+    /// (internal) Start the shell of an isolated session in its namespaces; run by
+    /// the agent inside a sandbox.
+    #[command(hide = true)]
+    IsolatedLaunch(agent::isolated::LauncherArgs),
 }
 
 /// Logs go to stderr; stdout carries only the "listening on" line.
@@ -53,6 +57,10 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        // Before any runtime or thread: the launcher forks into new namespaces.
+        Some(Command::IsolatedLaunch(args)) => {
+            ExitCode::from(agent::isolated::launcher::main(args))
+        }
         Some(Command::Agent(mut args)) => {
             // The agent's output lands in the sandbox log (diagnostics); RUST_LOG is
             // passed into the sandbox for debugging.

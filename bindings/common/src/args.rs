@@ -896,6 +896,30 @@ pub struct DataGenArgs {
     pub times: u64,
 }
 
+/// (1.1) `identity` of a file op: the user the server acts as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityArgs {
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// File ops: which file routes they use (`identity` and `isolated_session` are
+/// exclusive; neither = the sandbox's own, as the agent).
+pub trait FilesScoped {
+    fn identity(&self) -> Option<IdentityArgs>;
+    fn isolated_session(&self) -> Option<&str>;
+}
+
+macro_rules! files_scoped {
+    ($($t:ty),* $(,)?) => {$(
+        impl FilesScoped for $t {
+            fn identity(&self) -> Option<IdentityArgs> { self.identity }
+            fn isolated_session(&self) -> Option<&str> { self.isolated_session.as_deref() }
+        }
+    )*};
+}
+
 /// `files.write_file` (one entry) and the entries of `files.write_files`: one of
 /// `data` (UTF-8 text), `data_b64`, `data_gen`.
 #[derive(Debug, Clone, Deserialize)]
@@ -923,6 +947,12 @@ pub struct WriteFileArgs {
     pub sandbox: SandboxRef,
     #[serde(default)]
     pub connection: Option<ConnectionRef>,
+    /// (1.1) Act as this Linux user (`/v1/filesystem/{uid}/{gid}`).
+    #[serde(default)]
+    pub identity: Option<IdentityArgs>,
+    /// (1.1) Inside this isolated session's mounts.
+    #[serde(default)]
+    pub isolated_session: Option<String>,
     pub path: String,
     #[serde(default)]
     pub data: Option<String>,
@@ -960,6 +990,12 @@ pub struct WriteFilesArgs {
     pub sandbox: SandboxRef,
     #[serde(default)]
     pub connection: Option<ConnectionRef>,
+    /// (1.1) Act as this Linux user (`/v1/filesystem/{uid}/{gid}`).
+    #[serde(default)]
+    pub identity: Option<IdentityArgs>,
+    /// (1.1) Inside this isolated session's mounts.
+    #[serde(default)]
+    pub isolated_session: Option<String>,
     pub entries: Vec<WriteEntryArgs>,
 }
 
@@ -970,6 +1006,12 @@ pub struct ReadArgs {
     pub sandbox: SandboxRef,
     #[serde(default)]
     pub connection: Option<ConnectionRef>,
+    /// (1.1) Act as this Linux user (`/v1/filesystem/{uid}/{gid}`).
+    #[serde(default)]
+    pub identity: Option<IdentityArgs>,
+    /// (1.1) Inside this isolated session's mounts.
+    #[serde(default)]
+    pub isolated_session: Option<String>,
     pub path: String,
     /// First line (1-based).
     #[serde(default)]
@@ -989,6 +1031,12 @@ pub struct UploadArgs {
     pub sandbox: SandboxRef,
     #[serde(default)]
     pub connection: Option<ConnectionRef>,
+    /// (1.1) Act as this Linux user (`/v1/filesystem/{uid}/{gid}`).
+    #[serde(default)]
+    pub identity: Option<IdentityArgs>,
+    /// (1.1) Inside this isolated session's mounts.
+    #[serde(default)]
+    pub isolated_session: Option<String>,
     pub path: String,
     /// The number of bytes the host will write (added 2026-12-01): `upload.finish`
     /// fails, and the upload with it, on any other count.
@@ -1009,6 +1057,12 @@ pub struct PathsArgs {
     pub sandbox: SandboxRef,
     #[serde(default)]
     pub connection: Option<ConnectionRef>,
+    /// (1.1) Act as this Linux user (`/v1/filesystem/{uid}/{gid}`).
+    #[serde(default)]
+    pub identity: Option<IdentityArgs>,
+    /// (1.1) Inside this isolated session's mounts.
+    #[serde(default)]
+    pub isolated_session: Option<String>,
     pub paths: Vec<String>,
 }
 
@@ -1027,6 +1081,12 @@ pub struct MoveFilesArgs {
     pub sandbox: SandboxRef,
     #[serde(default)]
     pub connection: Option<ConnectionRef>,
+    /// (1.1) Act as this Linux user (`/v1/filesystem/{uid}/{gid}`).
+    #[serde(default)]
+    pub identity: Option<IdentityArgs>,
+    /// (1.1) Inside this isolated session's mounts.
+    #[serde(default)]
+    pub isolated_session: Option<String>,
     pub entries: Vec<MoveArgs>,
 }
 
@@ -1050,6 +1110,12 @@ pub struct PermissionsArgs {
     pub sandbox: SandboxRef,
     #[serde(default)]
     pub connection: Option<ConnectionRef>,
+    /// (1.1) Act as this Linux user (`/v1/filesystem/{uid}/{gid}`).
+    #[serde(default)]
+    pub identity: Option<IdentityArgs>,
+    /// (1.1) Inside this isolated session's mounts.
+    #[serde(default)]
+    pub isolated_session: Option<String>,
     pub entries: Vec<PermissionArgs>,
 }
 
@@ -1069,6 +1135,12 @@ pub struct ReplaceContentsArgs {
     pub sandbox: SandboxRef,
     #[serde(default)]
     pub connection: Option<ConnectionRef>,
+    /// (1.1) Act as this Linux user (`/v1/filesystem/{uid}/{gid}`).
+    #[serde(default)]
+    pub identity: Option<IdentityArgs>,
+    /// (1.1) Inside this isolated session's mounts.
+    #[serde(default)]
+    pub isolated_session: Option<String>,
     pub entries: Vec<ReplaceArgs>,
 }
 
@@ -1079,6 +1151,12 @@ pub struct SearchArgs {
     pub sandbox: SandboxRef,
     #[serde(default)]
     pub connection: Option<ConnectionRef>,
+    /// (1.1) Act as this Linux user (`/v1/filesystem/{uid}/{gid}`).
+    #[serde(default)]
+    pub identity: Option<IdentityArgs>,
+    /// (1.1) Inside this isolated session's mounts.
+    #[serde(default)]
+    pub isolated_session: Option<String>,
     pub path: String,
     #[serde(default)]
     pub pattern: Option<String>,
@@ -1091,6 +1169,12 @@ pub struct ListDirArgs {
     pub sandbox: SandboxRef,
     #[serde(default)]
     pub connection: Option<ConnectionRef>,
+    /// (1.1) Act as this Linux user (`/v1/filesystem/{uid}/{gid}`).
+    #[serde(default)]
+    pub identity: Option<IdentityArgs>,
+    /// (1.1) Inside this isolated session's mounts.
+    #[serde(default)]
+    pub isolated_session: Option<String>,
     pub path: String,
     #[serde(default)]
     pub depth: Option<u32>,
@@ -1141,6 +1225,19 @@ bound!(
     WatchArgs,
 );
 
+files_scoped!(
+    WriteFileArgs,
+    WriteFilesArgs,
+    ReadArgs,
+    UploadArgs,
+    PathsArgs,
+    MoveFilesArgs,
+    PermissionsArgs,
+    ReplaceContentsArgs,
+    SearchArgs,
+    ListDirArgs,
+);
+
 managed!(
     ListSandboxesArgs,
     SandboxIdArgs,
@@ -1151,6 +1248,133 @@ managed!(
     ManagerDiagnosticArgs,
     SnapshotIdArgs,
     ListSnapshotsArgs,
+);
+
+// ---------------------------------------------------------------------------------
+// (1.1) Isolated sessions: `isolation.*` (ops/isolation.rs)
+// ---------------------------------------------------------------------------------
+
+/// `workspace` of `isolation.create`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IsolatedWorkspaceArgs {
+    pub path: String,
+    #[serde(default)]
+    pub mode: Option<String>,
+}
+
+/// One of `overlays`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IsolatedOverlayArgs {
+    pub path: String,
+    #[serde(default)]
+    pub mode: Option<String>,
+    #[serde(default)]
+    pub persist: Option<bool>,
+}
+
+/// One of `binds`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BindMountArgs {
+    pub source: String,
+    #[serde(default)]
+    pub dest: Option<String>,
+    #[serde(default)]
+    pub readonly: Option<bool>,
+}
+
+/// `env_passthrough`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvPassthroughArgs {
+    #[serde(default)]
+    pub mode: Option<String>,
+    #[serde(default, deserialize_with = "null_default")]
+    pub keys: Vec<String>,
+}
+
+/// `isolation.create`: the fields of `CreateIsolatedSessionRequest`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IsolationCreateArgs {
+    pub sandbox: SandboxRef,
+    #[serde(default)]
+    pub connection: Option<ConnectionRef>,
+    #[serde(default)]
+    pub workspace: Option<IsolatedWorkspaceArgs>,
+    #[serde(default)]
+    pub overlays: Option<Vec<IsolatedOverlayArgs>>,
+    #[serde(default)]
+    pub profile: Option<String>,
+    #[serde(default)]
+    pub extra_writable: Option<Vec<String>>,
+    #[serde(default)]
+    pub binds: Option<Vec<BindMountArgs>>,
+    #[serde(default)]
+    pub share_net: Option<bool>,
+    #[serde(default)]
+    pub env_passthrough: Option<EnvPassthroughArgs>,
+    #[serde(default)]
+    pub uid: Option<u32>,
+    #[serde(default)]
+    pub gid: Option<u32>,
+    #[serde(default)]
+    pub uid_mode: Option<String>,
+    #[serde(default)]
+    pub idle_timeout_seconds: Option<u64>,
+}
+
+/// `isolation.get`, `isolation.attach`, `isolation.delete`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IsolationSessionArgs {
+    pub sandbox: SandboxRef,
+    #[serde(default)]
+    pub connection: Option<ConnectionRef>,
+    pub session_id: String,
+}
+
+/// `isolation.run`, `isolation.start`, `isolation.run_background`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IsolationRunArgs {
+    pub sandbox: SandboxRef,
+    #[serde(default)]
+    pub connection: Option<ConnectionRef>,
+    pub session_id: String,
+    pub code: String,
+    #[serde(default, deserialize_with = "null_default")]
+    pub envs: BTreeMap<String, String>,
+    /// Server-side limit of a foreground run (whole seconds; `timeout_seconds`).
+    #[serde(default)]
+    pub timeout_s: Option<u64>,
+    #[serde(default, deserialize_with = "null_default")]
+    pub handlers: bool,
+    #[serde(default, deserialize_with = "null_default")]
+    pub skip_accumulation: bool,
+}
+
+/// `isolation.run_status`, `isolation.run_logs`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IsolationRunIdArgs {
+    pub sandbox: SandboxRef,
+    #[serde(default)]
+    pub connection: Option<ConnectionRef>,
+    pub session_id: String,
+    pub run_id: String,
+    /// `isolation.run_logs`: byte offset to read from.
+    #[serde(default)]
+    pub cursor: Option<u64>,
+}
+
+bound!(
+    IsolationCreateArgs,
+    IsolationSessionArgs,
+    IsolationRunArgs,
+    IsolationRunIdArgs,
 );
 
 #[cfg(test)]

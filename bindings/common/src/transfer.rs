@@ -49,11 +49,8 @@ impl Upload {
 /// `download.open`.
 pub async fn download_open(s: &Session, a: ReadArgs) -> OpResult {
     const OP: &str = "download.open";
-    let sb = s.sandbox(OP, &a).await?;
-    let stream = sb
-        .execd()
-        .read_bytes_stream(&a.path, &read_options(&a))
-        .await?;
+    let fs = crate::ops::files::files_client(s, OP, &a).await?;
+    let stream = fs.read_bytes_stream(&a.path, &read_options(&a)).await?;
     let h = s.insert(Entry::Download(std::sync::Arc::new(Download {
         state: tokio::sync::Mutex::new((stream, Bytes::new())),
     })));
@@ -72,7 +69,7 @@ pub async fn download_close(s: &Session, a: crate::args::HandleArgs) -> OpResult
 /// `upload.open`: must run inside the runtime (the request is spawned on it).
 pub async fn upload_open(s: &Session, a: UploadArgs) -> OpResult {
     const OP: &str = "upload.open";
-    let sb = s.sandbox(OP, &a).await?;
+    let execd = crate::ops::files::files_client(s, OP, &a).await?;
     let (tx, rx) = mpsc::channel::<std::io::Result<Bytes>>(8);
     let stream =
         futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
@@ -80,7 +77,6 @@ pub async fn upload_open(s: &Session, a: UploadArgs) -> OpResult {
     e.mode = a.mode;
     e.owner = a.owner.clone();
     e.group = a.group.clone();
-    let execd = sb.execd().clone();
     let task = tokio::spawn(async move { execd.write_files(vec![e]).await });
     let h = s.insert(Entry::Upload(std::sync::Arc::new(Upload {
         tx: Mutex::new(Some(tx)),
@@ -190,8 +186,8 @@ impl Session {
     pub async fn read_bytes(&self, args: Value) -> Result<Bytes, OpError> {
         const OP: &str = "files.read_bytes";
         let a: ReadArgs = parse(OP, args)?;
-        let sb = self.sandbox(OP, &a).await?;
-        Ok(sb.execd().read_bytes(&a.path, &read_options(&a)).await?)
+        let fs = crate::ops::files::files_client(self, OP, &a).await?;
+        Ok(fs.read_bytes(&a.path, &read_options(&a)).await?)
     }
 
     /// Writes `data` to a file (`args` as `files.write_file` without data).
@@ -201,9 +197,9 @@ impl Session {
     pub async fn write_bytes(&self, args: Value, data: Bytes) -> Result<(), OpError> {
         const OP: &str = "files.write_file";
         let a: WriteFileArgs = parse(OP, args)?;
-        let sb = self.sandbox(OP, &a).await?;
+        let fs = crate::ops::files::files_client(self, OP, &a).await?;
         let mut e = write_entry(&a.entry())?;
         e.data = WriteData::Bytes(data);
-        Ok(sb.execd().write_files(vec![e]).await?)
+        Ok(fs.write_files(vec![e]).await?)
     }
 }

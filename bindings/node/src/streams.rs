@@ -310,8 +310,10 @@ impl NativeUpload {
         let (tx, rx) = oneshot::channel::<UploadResult>();
         napi::bindgen_prelude::spawn(async move {
             let r = async {
-                let sb = session.sandbox(OP, &a).await?;
-                sb.execd().write_files(entries).await.map_err(OpError::from)
+                // The sandbox's file client, or its identity / isolated-session one.
+                let execd =
+                    opensandbox_bindings::ops::files::files_client(&session, OP, &a).await?;
+                execd.write_files(entries).await.map_err(OpError::from)
             }
             .await;
             let _ = tx.send(r);

@@ -33,6 +33,7 @@ FILES: List[Tuple[str, str]] = [
     ("opensandbox/services/diagnostics.py", "opensandbox/sync/services/diagnostics.py"),
     ("opensandbox/services/egress.py", "opensandbox/sync/services/egress.py"),
     ("opensandbox/services/filesystem.py", "opensandbox/sync/services/filesystem.py"),
+    ("opensandbox/services/isolated.py", "opensandbox/sync/services/isolated.py"),
     ("opensandbox/services/metrics.py", "opensandbox/sync/services/metrics.py"),
     ("opensandbox/services/pty.py", "opensandbox/sync/services/pty.py"),
     ("code_interpreter/code_interpreter.py", "code_interpreter/sync/code_interpreter.py"),
@@ -64,6 +65,9 @@ NAMES: Dict[str, str] = {
     "Egress": "EgressSync",
     "CredentialVault": "CredentialVaultSync",
     "Filesystem": "FilesystemSync",
+    "IsolationService": "IsolationServiceSync",
+    "IsolationSession": "IsolationSessionSync",
+    "asynccontextmanager": "contextmanager",
     "Metrics": "MetricsSync",
     "Pty": "PtySync",
     "PtyConnection": "PtyConnectionSync",
@@ -74,7 +78,7 @@ NAMES: Dict[str, str] = {
 # Text after the token pass: modules of the sync classes, awaitable types, docs.
 TEXT: List[Tuple[str, str]] = [
     (
-        r"^from opensandbox\.services\.(command|diagnostics|egress|filesystem|metrics|pty) import",
+        r"^from opensandbox\.services\.(command|diagnostics|egress|filesystem|isolated|metrics|pty) import",
         r"from opensandbox.sync.services.\1 import",
     ),
     (r"^from opensandbox\.config\.connection import", "from opensandbox.config.connection_sync import"),

@@ -248,7 +248,8 @@ async fn write_files(
 ) -> Result<Out, OpError> {
     const OP: &str = "files.write_files";
     let a: WriteFilesArgs = parse(OP, args)?;
-    let sb = session.sandbox(OP, &a).await?;
+    // The sandbox's file client, or its identity / isolated-session one (1.1).
+    let execd = opensandbox_bindings::ops::files::files_client(&session, OP, &a).await?;
     let mut entries = Vec::with_capacity(a.entries.len());
     for (i, e) in a.entries.into_iter().enumerate() {
         let data = match blobs.get_mut(i).and_then(Option::take) {
@@ -261,7 +262,7 @@ async fn write_files(
         w.group = e.group;
         entries.push(w);
     }
-    sb.execd().write_files(entries).await?;
+    execd.write_files(entries).await?;
     Ok(Out::Json(Value::Null))
 }
 

@@ -42,6 +42,14 @@ from opensandbox.models.filesystem import (
     SetPermissionEntry,
     WriteEntry,
 )
+from opensandbox.models.isolated import (
+    BindMount,
+    CreateIsolatedSessionRequest,
+    EnvPassthroughSpec,
+    IsolatedOverlaySpec,
+    IsolatedRunOpts,
+    IsolatedWorkspaceSpec,
+)
 from opensandbox.models.sandboxes import (
     PVC,
     Credential,
@@ -132,6 +140,9 @@ CANNED: Dict[str, Any] = {
     "pty.resize": None,
     "pty.signal": None,
     "commands.follow_logs": {"handle": 7},
+    "isolation.create": {"session_id": "s-1", "created_at": None},
+    "isolation.attach": {"session_id": "s-1"},
+    "isolation.start": {"handle": 7, "id": "s-1"},
 }
 
 
@@ -297,6 +308,85 @@ def _entries() -> Dict[str, Any]:
     }
 
 
+def _isolated_request() -> CreateIsolatedSessionRequest:
+    return CreateIsolatedSessionRequest(
+        workspace=IsolatedWorkspaceSpec(path="/w", mode="overlay"),
+        overlays=[IsolatedOverlaySpec(path="/d", mode="overlay", persist=False)],
+        profile="strict",
+        extra_writable=["/data"],
+        binds=[BindMount(source="/data/a", dest="/b", readonly=True)],
+        share_net=False,
+        env_passthrough=EnvPassthroughSpec(mode="allow", keys=["PATH"]),
+        uid=1000,
+        gid=1000,
+        uid_mode="setpriv",
+        idle_timeout_seconds=60,
+    )
+
+
+async def _exercise_isolation_async(sb: Any, h: Any) -> None:
+    e = _entries()
+    fi = sb.files_with_identity(1000, 1000)
+    iso = sb.isolation
+    session = await iso.create(_isolated_request())
+    opts = IsolatedRunOpts(envs={"A": "1"}, timeout_seconds=5)
+    for coro in [
+        fi.read_file("/a"),
+        fi.read_bytes("/a"),
+        fi.read_bytes_stream("/a"),
+        fi.write_files(e["write"]),
+        fi.create_directories(e["dirs"]),
+        fi.delete_files(["/a"]),
+        fi.delete_directories(["/d"]),
+        fi.move_files(e["moves"]),
+        fi.set_permissions(e["perms"]),
+        fi.replace_contents_detailed(e["replace"]),
+        fi.search(SearchEntry(path="/", pattern="*")),
+        fi.list_directory(DirectoryListEntry(path="/", depth=1)),
+        fi.get_file_info(["/a"]),
+        iso.capabilities(),
+        iso.list(),
+        iso.attach("s-1"),
+        iso.run_once("echo hi", workspace="/w", workspace_mode="ro", opts=opts, profile="balanced", share_net=True),
+        session.run("echo hi", opts=opts, handlers=h),
+        session.run_background("sleep 1", opts=opts),
+        session.run_status("r-1"),
+        session.run_logs("r-1", cursor=3),
+        session.get(),
+        session.delete(),
+        session.files.read_bytes("/a"),
+        session.files.write_file("/a", "x"),
+        session.files.list_directory(DirectoryListEntry(path="/")),
+    ]:
+        await _try(coro)
+    async with iso.session(_isolated_request()) as s2:
+        await _try(s2.get())
+
+
+def _exercise_isolation_sync(sb: Any, h: Any) -> None:
+    e = _entries()
+    fi = sb.files_with_identity(0, 0)
+    iso = sb.isolation
+    session = iso.create(_isolated_request())
+    for fn, *args in [
+        (fi.read_file, "/a"),
+        (fi.write_files, e["write"]),
+        (fi.get_file_info, ["/a"]),
+        (iso.capabilities,),
+        (iso.list,),
+        (iso.attach, "s-1"),
+        (session.run_status, "r-1"),
+        (session.run_logs, "r-1"),
+        (session.get,),
+        (session.delete,),
+        (session.files.read_file, "/a"),
+    ]:
+        _try_sync(fn, *args)
+    _try_sync(session.run, "echo", opts=IsolatedRunOpts(timeout_seconds=1), handlers=h)
+    _try_sync(session.run_background, "echo")
+    _try_sync(iso.run_once, "echo", workspace="/w")
+
+
 async def _exercise_async(spy: Spy) -> None:
     cfg = ConnectionConfig(domain="spy.invalid:1", api_key="k")
     cfg._native = spy
@@ -411,6 +501,7 @@ async def _exercise_async(spy: Spy) -> None:
     await term.close()
     async for _ in sb.pty.follow_logs("ex-1", cursor=3, interval=0.1):
         pass
+    await _exercise_isolation_async(sb, h)
     ci = await CodeInterpreter.create(sb)
     ctx = CodeContext(id="ctx-1", language="python")
     for coro in [
@@ -535,6 +626,7 @@ def _exercise_sync(spy: Spy) -> None:
             pass
     for _ in sb.pty.follow_logs("ex-1"):
         pass
+    _exercise_isolation_sync(sb, h)
     ci = CodeInterpreterSync.create(sb)
     for fn, *args in [
         (ci.codes.create_context, "python"),
@@ -655,7 +747,7 @@ def test_the_op_layer_parses_every_sent_call(recorded):
 
 
 OP_NAME = re.compile(
-    r"""["']((?:sandbox|manager|commands|code|files|metrics|execution|download|upload|config|credential_vault|pty)\.[a-z_]+|release)["']"""
+    r"""["']((?:sandbox|manager|commands|code|files|metrics|execution|download|upload|config|credential_vault|pty|isolation)\.[a-z_]+|release)["']"""
 )
 
 

@@ -36,6 +36,7 @@ from opensandbox.models.filesystem import (
     SetPermissionEntry,
     WriteEntry,
 )
+from opensandbox.models.isolated import CreateIsolatedSessionRequest, IsolatedRunOpts
 from opensandbox.models.sandboxes import (
     CredentialProxyConfig,
     NetworkPolicy,
@@ -130,6 +131,16 @@ OPS = [
     "pty.read",
     "pty.close",
     "commands.follow_background_command_logs",
+    "isolation.capabilities",
+    "isolation.create",
+    "isolation.attach",
+    "isolation.get",
+    "isolation.list",
+    "isolation.delete",
+    "isolation.run",
+    "isolation.run_background",
+    "isolation.run_status",
+    "isolation.run_logs",
 ]
 
 
@@ -788,9 +799,45 @@ class Driver:
                     return execution(ex, rec.extra())
 
                 return await self.start(run_code)
+        if op.startswith("isolation."):
+            sb = await self.sandbox(a)
+            name = op.split(".", 1)[1]
+            iso = sb.isolation
+            if name == "capabilities":
+                return (await iso.capabilities()).model_dump(mode="json")
+            if name == "create":
+                fields = {k: v for k, v in a.items() if k not in ("sandbox", "connection")}
+                session = await iso.create(CreateIsolatedSessionRequest(**fields))
+                return session.info.model_dump(mode="json")
+            if name == "list":
+                return [x.model_dump(mode="json") for x in await iso.list()]
+            # A handle from the id alone, as a stateless caller holds one.
+            handle = await iso.attach(a["session_id"])
+            if name == "attach":
+                return handle.info.model_dump(mode="json")
+            if name == "get":
+                return (await handle.get()).model_dump(mode="json")
+            if name == "delete":
+                await handle.delete()
+                return None
+            opts = IsolatedRunOpts(envs=a.get("envs"), timeout_seconds=a.get("timeout_s"))
+            if name == "run":
+                rec = Recorder(bool(a.get("handlers")), False, skip=bool(a.get("skip_accumulation")))
+                ex = await handle.run(a["code"], opts=opts, handlers=rec.handlers())
+                return execution(ex, rec.extra())
+            if name == "run_background":
+                return (await handle.run_background(a["code"], opts=opts)).model_dump(mode="json")
+            if name == "run_status":
+                return (await handle.run_status(a["run_id"])).model_dump(mode="json")
+            if name == "run_logs":
+                return (await handle.run_logs(a["run_id"], a.get("cursor") or 0)).model_dump(mode="json")
         if op.startswith("files.") or op == "metrics.watch":
             sb = await self.sandbox(a)
             f = sb.files
+            if a.get("identity") is not None:
+                f = sb.files_with_identity(a["identity"]["uid"], a["identity"]["gid"])
+            elif a.get("isolated_session") is not None:
+                f = (await sb.isolation.attach(a["isolated_session"])).files
             name = op.split(".", 1)[1]
             if name in ("write_file", "write_files"):
                 items = a.get("entries") or [] if name == "write_files" else [a]

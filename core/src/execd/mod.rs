@@ -1,6 +1,6 @@
 //! The execd client: everything served by the daemon inside a sandbox. One client type,
 //! its methods grouped by area in the submodules (commands, sessions, code, files,
-//! metrics).
+//! metrics, and (1.1) isolated sessions with the scoped file clients).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,12 +17,14 @@ mod code;
 pub(crate) mod commands;
 mod files;
 mod follow;
+mod isolated;
 mod metrics;
 mod sessions;
 
 pub use commands::{RunControl, TAIL_CURSOR_HEADER};
 pub use files::{BytesStream, WriteData, WriteEntry};
 pub use follow::{LogChunk, LogFollower};
+pub use isolated::{ISOLATED_TAIL_CURSOR_HEADER, MAX_IDENTITY};
 pub use metrics::MetricsStream;
 
 /// The port execd listens on inside a sandbox.

@@ -4,6 +4,7 @@
 
 pub mod egress;
 pub mod execd;
+pub mod isolated;
 pub mod lifecycle;
 pub mod templates;
 pub(crate) mod time;
@@ -11,6 +12,7 @@ pub mod vault;
 
 pub use egress::*;
 pub use execd::*;
+pub use isolated::*;
 pub use lifecycle::*;
 pub use templates::*;
 pub use vault::*;

@@ -37,7 +37,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeekExt};
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::watch;
 use tokio_util::io::ReaderStream;
 
@@ -379,6 +379,7 @@ impl CommandSpec {
         if let Some(gid) = self.gid {
             command.gid(gid);
         }
+        crate::confine::apply(&mut command);
         command
     }
 
@@ -891,36 +892,17 @@ async fn command_logs(
             )))
         }
     };
-    let mut file = tokio::fs::File::open(&path)
-        .await
-        .map_err(|err| ApiError::runtime(format!("cannot open the log of {id}: {err}")))?;
-    let end = file
-        .metadata()
-        .await
-        .map_err(|err| ApiError::runtime(format!("cannot stat the log of {id}: {err}")))?
-        .len();
-    // The range is fixed now, so the header matches the body even if the command
-    // keeps writing while the body streams.
-    // A cursor past the end of a log that was cut at the cap (it starts with the
-    // marker) is from before the cut: the log restarts at 0, marker first. Otherwise
-    // a cursor past the end reads nothing and is echoed back (upstream's contract).
-    let mut head = [0u8; 14];
-    let cut = cursor > end
-        && file.read_exact(&mut head).await.is_ok()
-        && head.starts_with(crate::logcap::MARKER_PREFIX.as_bytes());
-    let start = if cut { 0 } else { cursor.min(end) };
-    file.seek(io::SeekFrom::Start(start))
+    let (file, len, tail) = crate::logcap::read_window(&path, cursor, u64::MAX)
         .await
         .map_err(|err| ApiError::runtime(format!("cannot read the log of {id}: {err}")))?;
-    let body = Body::from_stream(ReaderStream::new(file.take(end - start)));
+    let body = Body::from_stream(ReaderStream::new(file.take(len)));
     let mut response = (StatusCode::OK, body).into_response();
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
-    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(end - start));
-    let tail = if cut { end } else { end.max(cursor) };
+    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
     headers.insert("EXECD-COMMANDS-TAIL-CURSOR", HeaderValue::from(tail));
     Ok(response)
 }

@@ -381,6 +381,13 @@ pub struct EventSink {
 }
 
 impl EventSink {
+    /// A sink nobody reads: for a run whose output goes elsewhere (every send fails
+    /// at once, as for a client that left).
+    pub fn discard() -> Self {
+        let (tx, _) = mpsc::channel(1);
+        Self { tx }
+    }
+
     /// Queue one event, waiting while the client is behind.
     pub async fn send(&self, event: ServerStreamEvent) -> Result<(), Disconnected> {
         self.tx
@@ -404,6 +411,11 @@ impl EventSink {
 
     pub fn is_closed(&self) -> bool {
         self.tx.is_closed()
+    }
+
+    /// Resolves once the client has gone (the body was dropped).
+    pub async fn closed(&self) {
+        self.tx.closed().await;
     }
 }
 

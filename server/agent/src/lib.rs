@@ -12,7 +12,11 @@
 //! - [`code`]: code-interpreter contexts (python, javascript, bash) and code runs.
 //! - [`pty`]: interactive terminal sessions over a WebSocket (`/pty`).
 //! - [`paths`]: confinement of user paths to the sandbox root.
-//! - [`files`]: file and directory operations, upload and download.
+//! - [`files`]: file and directory operations, upload and download, each in a scope
+//!   (as the agent, as a given user, or inside an isolated session).
+//! - [`identity`]: the file routes under `/v1/filesystem/{uid}/{gid}`.
+//! - [`isolated`]: isolated sessions (`/v1/isolated/*`), nested sandboxes.
+//! - [`confine`]: the seccomp filter the agent puts on the processes it starts.
 //! - [`metrics`]: resource metrics and the metrics watch stream.
 //! - [`logcap`]: size-capped sandbox and background-command logs.
 //! - [`extract`]: `ApiJson` / `ApiQuery` / `QueryPairs` extractors whose rejections are
@@ -25,10 +29,13 @@
 
 pub mod code;
 pub mod commands;
+pub mod confine;
 pub mod error;
 pub mod events;
 pub mod extract;
 pub mod files;
+pub mod identity;
+pub mod isolated;
 pub mod logcap;
 pub mod metrics;
 pub mod paths;
@@ -66,6 +73,20 @@ pub struct AgentState {
     pub sessions: sessions::Registry,
     pub code: code::Registry,
     pub pty: pty::Registry,
+    pub isolated: isolated::Registry,
+}
+
+impl AgentState {
+    pub fn new(config: AgentConfig) -> Self {
+        Self {
+            config,
+            commands: commands::Registry::default(),
+            sessions: sessions::Registry::default(),
+            code: code::Registry::default(),
+            pty: pty::Registry::default(),
+            isolated: isolated::Registry::default(),
+        }
+    }
 }
 
 pub type SharedState = Arc<AgentState>;
@@ -78,6 +99,9 @@ pub fn routes_table() -> Vec<(&'static str, &'static str)> {
     all.extend_from_slice(sessions::ROUTES);
     all.extend_from_slice(code::ROUTES);
     all.extend_from_slice(files::ROUTES);
+    all.extend_from_slice(files::IDENTITY_ROUTES);
+    all.extend_from_slice(isolated::ROUTES);
+    all.extend_from_slice(files::SESSION_ROUTES);
     all.extend_from_slice(metrics::ROUTES);
     all.extend_from_slice(pty::ROUTES);
     all
@@ -86,19 +110,15 @@ pub fn routes_table() -> Vec<(&'static str, &'static str)> {
 /// The execd API as an axum router (no transport): served over a Unix socket in a
 /// sandbox, and over TCP by tests.
 pub fn router(config: AgentConfig) -> Router {
-    let state: SharedState = Arc::new(AgentState {
-        config,
-        commands: commands::Registry::default(),
-        sessions: sessions::Registry::default(),
-        code: code::Registry::default(),
-        pty: pty::Registry::default(),
-    });
+    let state: SharedState = Arc::new(AgentState::new(config));
     Router::new()
         .route("/ping", axum::routing::get(|| async { "" }))
         .merge(commands::routes())
         .merge(sessions::routes())
         .merge(code::routes())
         .merge(files::routes())
+        .merge(identity::routes())
+        .merge(isolated::routes(Arc::clone(&state)))
         .merge(metrics::routes())
         .merge(pty::routes())
         .fallback(|| async { error::ApiError::not_found("ROUTE_NOT_FOUND", "no such execd route") })

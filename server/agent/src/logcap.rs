@@ -159,6 +159,35 @@ pub fn capped_pipe(
     Ok((writer, writer2, done_rx))
 }
 
+/// The part of a capped log a reader at byte `cursor` gets next: the file positioned
+/// at the first byte to send, how many bytes to send (at most `max`), and the cursor
+/// to hand back. A cursor past the end of a log that was cut at the cap (it starts
+/// with the marker) is from before the cut: the log restarts at 0, marker first.
+/// Otherwise a cursor past the end reads nothing and is echoed back (upstream's
+/// contract). The range is fixed now, so it matches the body even if the log grows.
+pub async fn read_window(
+    path: &std::path::Path,
+    cursor: u64,
+    max: u64,
+) -> io::Result<(tokio::fs::File, u64, u64)> {
+    use tokio::io::{AsyncReadExt, AsyncSeekExt};
+    let mut file = tokio::fs::File::open(path).await?;
+    let end = file.metadata().await?.len();
+    let mut head = [0u8; 14];
+    let cut = cursor > end
+        && file.read_exact(&mut head).await.is_ok()
+        && head.starts_with(MARKER_PREFIX.as_bytes());
+    let start = if cut { 0 } else { cursor.min(end) };
+    let len = (end - start).min(max);
+    file.seek(SeekFrom::Start(start)).await?;
+    let next = if cut || cursor <= end {
+        start + len
+    } else {
+        cursor
+    };
+    Ok((file, len, next))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

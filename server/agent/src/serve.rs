@@ -67,6 +67,12 @@ pub struct AgentArgs {
     /// closed without a message makes the agent exit 0 at once.
     #[arg(long, value_name = "FD")]
     pub start_fd: Option<i32>,
+    /// Install the sandbox's seccomp filter on every process the agent starts
+    /// (`crate::confine`). The OCI runtime backend sets it: its filter lets the agent
+    /// itself mount and unshare, for isolated sessions, and this keeps both away
+    /// from everything else in the sandbox.
+    #[arg(long)]
+    pub confine_children: bool,
     /// The sandbox's entrypoint, after `--`. Without one the agent serves until SIGTERM.
     #[arg(last = true, value_name = "ENTRYPOINT")]
     pub entrypoint: Vec<String>,
@@ -261,6 +267,7 @@ async fn supervise(
 ) -> EntrypointStatus {
     let mut command = tokio::process::Command::new(&entrypoint[0]);
     command.args(&entrypoint[1..]).current_dir(workdir);
+    crate::confine::apply(&mut command);
     // The sandbox log is our stdout: the entrypoint writes to it through a capped pump
     // (a pipe), never to the file itself.
     match capped_stdout() {
@@ -324,6 +331,7 @@ async fn stop_child(
 pub async fn run(args: AgentArgs) -> anyhow::Result<i32> {
     crate::logcap::set_cap(args.log_cap);
     crate::commands::set_output_framing(args.output_framing);
+    crate::confine::set_enabled(args.confine_children);
     // Not dumpable: a sandbox process (same uid) can then neither ptrace the agent nor
     // open its fds through /proc/1/fd (the log file, the socket, the status file).
     // SAFETY: prctl with integer arguments only.

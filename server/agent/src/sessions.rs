@@ -135,12 +135,20 @@ pub(crate) struct SessionIo {
 impl Session {
     /// Start a shell in `cwd`.
     pub(crate) fn spawn(cwd: &Path) -> io::Result<Arc<Session>> {
+        let mut command = tokio::process::Command::new("bash");
+        command.args(["--noprofile", "--norc"]).current_dir(cwd);
+        crate::confine::apply(&mut command);
+        Self::start(command)
+    }
+
+    /// Start `command` as a session's shell: its stdin a pipe, its stdout and stderr
+    /// one other pipe, in a process group of its own. The command must end up running
+    /// a shell that reads its script from stdin (bash itself, or the isolated-session
+    /// launcher, which runs bash in the session's namespaces).
+    pub(crate) fn start(mut command: tokio::process::Command) -> io::Result<Arc<Session>> {
         let (read_end, write_end) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
         let mut child = {
-            let mut command = tokio::process::Command::new("bash");
             command
-                .args(["--noprofile", "--norc"])
-                .current_dir(cwd)
                 .process_group(0)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::from(write_end.try_clone()?))
@@ -153,7 +161,7 @@ impl Session {
         let stdin = child
             .stdin
             .take()
-            .ok_or_else(|| io::Error::other("bash has no stdin pipe"))?;
+            .ok_or_else(|| io::Error::other("the session shell has no stdin pipe"))?;
         let output = pipe::Receiver::from_owned_fd(read_end)?;
         let pgid = child.id().and_then(|pid| i32::try_from(pid).ok());
         let (exit_tx, exit) = watch::channel(None);
@@ -180,6 +188,29 @@ impl Session {
             })),
             exit,
         }))
+    }
+
+    /// The process group of the shell (its pid).
+    pub(crate) fn pgid(&self) -> Option<i32> {
+        self.pgid
+    }
+
+    /// How the shell ended, once it has.
+    pub(crate) fn exit_status(&self) -> Option<ExitOutcome> {
+        self.exited()
+    }
+
+    /// Resolves once the shell has exited.
+    pub(crate) async fn wait_exit(&self) {
+        let mut exit = self.exit.clone();
+        let _ = exit.wait_for(Option::is_some).await;
+    }
+
+    /// SIGKILL the whole process group at once.
+    pub(crate) fn kill(&self) {
+        if let (Some(pgid), None) = (self.pgid, self.exited()) {
+            signal_group(pgid, Signal::SIGKILL);
+        }
     }
 
     /// Own the session for one run, waiting for a run in progress.
@@ -230,6 +261,35 @@ impl Session {
         sink: &EventSink,
         mode: LineMode,
     ) -> RunEnd {
+        self.run_with(io, command, cwd, timeout, sink, mode, false)
+            .await
+    }
+
+    /// [`Self::run`], interrupting the command (as a timeout would) when the client
+    /// goes away: upstream's isolated runs end with their request.
+    pub(crate) async fn run_until_disconnect(
+        &self,
+        io: &mut SessionIo,
+        command: &str,
+        timeout: Option<Duration>,
+        sink: &EventSink,
+        mode: LineMode,
+    ) -> RunEnd {
+        self.run_with(io, command, None, timeout, sink, mode, true)
+            .await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn run_with(
+        &self,
+        io: &mut SessionIo,
+        command: &str,
+        cwd: Option<&Path>,
+        timeout: Option<Duration>,
+        sink: &EventSink,
+        mode: LineMode,
+        cancel_on_disconnect: bool,
+    ) -> RunEnd {
         if !io.primed && !self.prime(io).await {
             return self.ended(io, sink, mode, false).await;
         }
@@ -259,6 +319,7 @@ impl Session {
         let mut interrupts = 0u32;
         let mut exit = self.exit.clone();
         let mut shell_gone = exit.borrow().is_some();
+        let mut watch_client = cancel_on_disconnect;
         loop {
             while let Some(line) = io.pending.pop_front() {
                 if let Some(pos) = find(&line, self.marker.as_bytes()) {
@@ -290,6 +351,12 @@ impl Session {
                     read = io.output.read(&mut buf) => read,
                     _ = exit.changed() => {
                         shell_gone = true;
+                        continue;
+                    }
+                    _ = sink.closed(), if watch_client => {
+                        // Interrupt as a timeout does, starting now.
+                        watch_client = false;
+                        deadline = Some(tokio::time::Instant::now());
                         continue;
                     }
                     _ = tokio::time::sleep_until(sleep_until), if deadline.is_some() => {

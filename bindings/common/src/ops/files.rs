@@ -5,7 +5,7 @@ use base64::Engine;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use opensandbox_core::models::{ContentReplaceEntry, MoveEntry, PathPermission, ReadOptions};
-use opensandbox_core::{WriteData, WriteEntry};
+use opensandbox_core::{ExecdClient, WriteData, WriteEntry};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -106,38 +106,55 @@ fn refs(paths: &[String]) -> Vec<&str> {
     paths.iter().map(String::as_str).collect()
 }
 
+/// The execd client of a file op: the sandbox's own, or (1.1) the one acting as
+/// `identity` (`/v1/filesystem/{uid}/{gid}`) or inside `isolated_session`'s mounts.
+pub async fn files_client(
+    s: &Session,
+    op: &str,
+    a: &(impl Bound + FilesScoped),
+) -> Result<ExecdClient, OpError> {
+    let sb = s.sandbox(op, a).await?;
+    match (a.identity(), a.isolated_session()) {
+        (Some(_), Some(_)) => Err(OpError::invalid(
+            op,
+            format!("{op}: give one of identity and isolated_session"),
+        )),
+        (Some(id), None) => Ok(sb.execd().with_identity(id.uid, id.gid)?),
+        (None, Some(session)) => Ok(sb.execd().isolated_session_files(session)?),
+        (None, None) => Ok(sb.execd().clone()),
+    }
+}
+
 /// `files.write_file` → null.
 pub async fn write_file(s: &Session, a: WriteFileArgs) -> OpResult {
-    let sb = s.sandbox("files.write_file", &a).await?;
-    sb.execd()
-        .write_files(vec![write_entry(&a.entry())?])
-        .await?;
+    let fs = files_client(s, "files.write_file", &a).await?;
+    fs.write_files(vec![write_entry(&a.entry())?]).await?;
     Ok(Value::Null)
 }
 
 /// `files.write_files` → null (one request).
 pub async fn write_files(s: &Session, a: WriteFilesArgs) -> OpResult {
-    let sb = s.sandbox("files.write_files", &a).await?;
+    let fs = files_client(s, "files.write_files", &a).await?;
     let entries = a
         .entries
         .iter()
         .map(write_entry)
         .collect::<Result<Vec<_>, _>>()?;
-    sb.execd().write_files(entries).await?;
+    fs.write_files(entries).await?;
     Ok(Value::Null)
 }
 
 /// `files.read_file` → `{text}`.
 pub async fn read_file(s: &Session, a: ReadArgs) -> OpResult {
-    let sb = s.sandbox("files.read_file", &a).await?;
-    let text = sb.execd().read_file(&a.path, &read_options(&a)).await?;
+    let fs = files_client(s, "files.read_file", &a).await?;
+    let text = fs.read_file(&a.path, &read_options(&a)).await?;
     Ok(json!({"text": text}))
 }
 
 /// `files.read_bytes` → `{data_b64, size, sha256}`.
 pub async fn read_bytes(s: &Session, a: ReadArgs) -> OpResult {
-    let sb = s.sandbox("files.read_bytes", &a).await?;
-    let data = sb.execd().read_bytes(&a.path, &read_options(&a)).await?;
+    let fs = files_client(s, "files.read_bytes", &a).await?;
+    let data = fs.read_bytes(&a.path, &read_options(&a)).await?;
     Ok(json!({
         "data_b64": base64::engine::general_purpose::STANDARD.encode(&data),
         "size": data.len(),
@@ -147,11 +164,8 @@ pub async fn read_bytes(s: &Session, a: ReadArgs) -> OpResult {
 
 /// `files.read_bytes_stream` → `{size, sha256}` computed chunk by chunk.
 pub async fn read_bytes_stream(s: &Session, a: ReadArgs) -> OpResult {
-    let sb = s.sandbox("files.read_bytes_stream", &a).await?;
-    let mut stream = sb
-        .execd()
-        .read_bytes_stream(&a.path, &read_options(&a))
-        .await?;
+    let fs = files_client(s, "files.read_bytes_stream", &a).await?;
+    let mut stream = fs.read_bytes_stream(&a.path, &read_options(&a)).await?;
     let mut hasher = Sha256::new();
     let mut size: u64 = 0;
     while let Some(chunk) = stream.next().await {
@@ -164,8 +178,8 @@ pub async fn read_bytes_stream(s: &Session, a: ReadArgs) -> OpResult {
 
 /// `files.get_file_info` → `{path: EntryInfo}`.
 pub async fn get_file_info(s: &Session, a: PathsArgs) -> OpResult {
-    let sb = s.sandbox("files.get_file_info", &a).await?;
-    let infos = sb.execd().get_file_info(&refs(&a.paths)).await?;
+    let fs = files_client(s, "files.get_file_info", &a).await?;
+    let infos = fs.get_file_info(&refs(&a.paths)).await?;
     let map: Map<String, Value> = infos
         .iter()
         .map(|(k, v)| (k.clone(), convert::entry(v)))
@@ -175,21 +189,21 @@ pub async fn get_file_info(s: &Session, a: PathsArgs) -> OpResult {
 
 /// `files.delete_files` → null.
 pub async fn delete_files(s: &Session, a: PathsArgs) -> OpResult {
-    let sb = s.sandbox("files.delete_files", &a).await?;
-    sb.execd().delete_files(&refs(&a.paths)).await?;
+    let fs = files_client(s, "files.delete_files", &a).await?;
+    fs.delete_files(&refs(&a.paths)).await?;
     Ok(Value::Null)
 }
 
 /// `files.delete_directories` → null.
 pub async fn delete_directories(s: &Session, a: PathsArgs) -> OpResult {
-    let sb = s.sandbox("files.delete_directories", &a).await?;
-    sb.execd().delete_directories(&refs(&a.paths)).await?;
+    let fs = files_client(s, "files.delete_directories", &a).await?;
+    fs.delete_directories(&refs(&a.paths)).await?;
     Ok(Value::Null)
 }
 
 /// `files.move_files` → null.
 pub async fn move_files(s: &Session, a: MoveFilesArgs) -> OpResult {
-    let sb = s.sandbox("files.move_files", &a).await?;
+    let fs = files_client(s, "files.move_files", &a).await?;
     let moves: Vec<MoveEntry> = a
         .entries
         .iter()
@@ -198,40 +212,35 @@ pub async fn move_files(s: &Session, a: MoveFilesArgs) -> OpResult {
             dest: e.dest.clone(),
         })
         .collect();
-    sb.execd().move_files(&moves).await?;
+    fs.move_files(&moves).await?;
     Ok(Value::Null)
 }
 
 /// `files.set_permissions` → null.
 pub async fn set_permissions(s: &Session, a: PermissionsArgs) -> OpResult {
-    let sb = s.sandbox("files.set_permissions", &a).await?;
-    sb.execd().set_permissions(&permissions(&a.entries)).await?;
+    let fs = files_client(s, "files.set_permissions", &a).await?;
+    fs.set_permissions(&permissions(&a.entries)).await?;
     Ok(Value::Null)
 }
 
 /// `files.create_directories` → null.
 pub async fn create_directories(s: &Session, a: PermissionsArgs) -> OpResult {
-    let sb = s.sandbox("files.create_directories", &a).await?;
-    sb.execd()
-        .create_directories(&permissions(&a.entries))
-        .await?;
+    let fs = files_client(s, "files.create_directories", &a).await?;
+    fs.create_directories(&permissions(&a.entries)).await?;
     Ok(Value::Null)
 }
 
 /// `files.replace_contents` → null.
 pub async fn replace_contents(s: &Session, a: ReplaceContentsArgs) -> OpResult {
-    let sb = s.sandbox("files.replace_contents", &a).await?;
-    sb.execd()
-        .replace_contents(&replacements(&a.entries))
-        .await?;
+    let fs = files_client(s, "files.replace_contents", &a).await?;
+    fs.replace_contents(&replacements(&a.entries)).await?;
     Ok(Value::Null)
 }
 
 /// `files.replace_contents_detailed` → `[{path, replaced_count}]`.
 pub async fn replace_contents_detailed(s: &Session, a: ReplaceContentsArgs) -> OpResult {
-    let sb = s.sandbox("files.replace_contents_detailed", &a).await?;
-    let results = sb
-        .execd()
+    let fs = files_client(s, "files.replace_contents_detailed", &a).await?;
+    let results = fs
         .replace_contents_detailed(&replacements(&a.entries))
         .await?;
     Ok(Value::Array(
@@ -244,15 +253,15 @@ pub async fn replace_contents_detailed(s: &Session, a: ReplaceContentsArgs) -> O
 
 /// `files.search` → `[EntryInfo]`.
 pub async fn search(s: &Session, a: SearchArgs) -> OpResult {
-    let sb = s.sandbox("files.search", &a).await?;
-    let found = sb.execd().search(&a.path, a.pattern.as_deref()).await?;
+    let fs = files_client(s, "files.search", &a).await?;
+    let found = fs.search(&a.path, a.pattern.as_deref()).await?;
     Ok(Value::Array(found.iter().map(convert::entry).collect()))
 }
 
 /// `files.list_directory` → `[EntryInfo]`.
 pub async fn list_directory(s: &Session, a: ListDirArgs) -> OpResult {
-    let sb = s.sandbox("files.list_directory", &a).await?;
-    let listed = sb.execd().list_directory(&a.path, a.depth).await?;
+    let fs = files_client(s, "files.list_directory", &a).await?;
+    let listed = fs.list_directory(&a.path, a.depth).await?;
     Ok(Value::Array(listed.iter().map(convert::entry).collect()))
 }
 

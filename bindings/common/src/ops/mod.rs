@@ -5,6 +5,7 @@
 pub mod code;
 pub mod commands;
 pub mod files;
+pub mod isolation;
 pub mod lifecycle;
 pub mod pty;
 pub mod templates;
@@ -156,4 +157,15 @@ op_table! {
     "pty.resize" => pty::PtyResizeArgs, pty::resize, "null";
     "pty.signal" => pty::PtySignalArgs, pty::signal, "null";
     "pty.close" => HandleArgs, pty::close, "PtyClosed";
+    "isolation.capabilities" => SandboxArgs, isolation::capabilities_op, "IsolatedCapabilities";
+    "isolation.create" => IsolationCreateArgs, isolation::create, "IsolatedSessionInfo";
+    "isolation.attach" => IsolationSessionArgs, isolation::attach, "IsolatedSessionInfo";
+    "isolation.get" => IsolationSessionArgs, isolation::get, "IsolatedSessionState";
+    "isolation.list" => SandboxArgs, isolation::list, "IsolatedSessionSummary[]";
+    "isolation.delete" => IsolationSessionArgs, isolation::delete, "null";
+    "isolation.run" => IsolationRunArgs, isolation::run, "Execution";
+    "isolation.start" => IsolationRunArgs, isolation::start, "RunHandle";
+    "isolation.run_background" => IsolationRunArgs, isolation::run_background, "IsolatedBackgroundRun";
+    "isolation.run_status" => IsolationRunIdArgs, isolation::run_status_op, "IsolatedRunStatus";
+    "isolation.run_logs" => IsolationRunIdArgs, isolation::run_logs, "IsolatedRunLogs";
 }

@@ -25,8 +25,12 @@ from opensandbox.models.sandboxes import (
 from opensandbox.services.command import Commands
 from opensandbox.services.egress import CredentialVault, Egress
 from opensandbox.services.filesystem import Filesystem
+from opensandbox.services.isolated import IsolationService
 from opensandbox.services.metrics import Metrics
 from opensandbox.services.pty import Pty
+
+# Largest uid/gid of the identity file routes ((uid_t)-1 means "unchanged").
+_MAX_IDENTITY = 4294967294
 
 
 class Sandbox:
@@ -49,6 +53,7 @@ class Sandbox:
         self._metrics = Metrics(client, sandbox_id)
         self._egress = Egress(client, sandbox_id)
         self._pty = Pty(client, sandbox_id)
+        self._isolation = IsolationService(client, sandbox_id)
 
     @property
     def id(self) -> str:
@@ -59,6 +64,22 @@ class Sandbox:
     def files(self) -> Filesystem:
         """File operations."""
         return self._files
+
+    def files_with_identity(self, uid: int, gid: int) -> Filesystem:
+        """A separate file client whose operations run as Linux ``uid``:``gid`` on the
+        server (``/v1/filesystem/{uid}/{gid}``); it never falls back to the default
+        identity. ``sandbox.files`` is unchanged."""
+        from opensandbox.exceptions import InvalidArgumentException
+
+        for name, value in (("uid", uid), ("gid", gid)):
+            if type(value) is not int or not 0 <= value <= _MAX_IDENTITY:
+                raise InvalidArgumentException(f"{name} must be an integer between 0 and {_MAX_IDENTITY}")
+        return Filesystem(self._client, self._id, {"identity": {"uid": uid, "gid": gid}})
+
+    @property
+    def isolation(self) -> IsolationService:
+        """Isolated sessions: nested sandboxes with their own namespaces and overlays."""
+        return self._isolation
 
     @property
     def commands(self) -> Commands:

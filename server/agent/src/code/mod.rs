@@ -312,6 +312,7 @@ impl Driver {
         unsafe {
             command.pre_exec(move || install_events_fd(events_fd));
         }
+        crate::confine::apply(&mut command);
         let mut child = command.spawn()?;
         drop(command);
         drop(events_write);

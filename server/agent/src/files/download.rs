@@ -6,7 +6,6 @@ use std::io::{BufRead, SeekFrom};
 use std::path::Path;
 
 use axum::body::Body;
-use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
@@ -16,10 +15,11 @@ use tokio::io::{AsyncReadExt, AsyncSeekExt};
 use tokio_util::io::ReaderStream;
 
 use super::io_error;
+use super::scope::Fs;
 use crate::error::ApiError;
 use crate::extract::QueryPairs;
 use crate::paths::{self, Last};
-use crate::SharedState;
+use std::os::unix::fs::OpenOptionsExt;
 
 /// Read size for streamed bodies: big enough for throughput, small enough to keep
 /// memory flat with many concurrent downloads.
@@ -121,11 +121,7 @@ fn positive(query: &QueryPairs, key: &str) -> Result<Option<u64>, ApiError> {
 }
 
 /// `GET /files/download?path=[&offset=&limit=]` with an optional `Range` header.
-pub async fn download(
-    State(state): State<SharedState>,
-    query: QueryPairs,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
+pub async fn download(fs: Fs, query: QueryPairs, headers: HeaderMap) -> Result<Response, ApiError> {
     let user_path = query.required("path")?.to_string();
     let offset = positive(&query, "offset")?;
     let limit = positive(&query, "limit")?;
@@ -141,26 +137,45 @@ pub async fn download(
         ));
     }
 
-    let r = paths::resolve(&state.config, &user_path, Last::Follow)?;
-    // Stat before opening: opening a FIFO would block the agent.
-    let meta = tokio::fs::metadata(&r.host)
-        .await
-        .map_err(|e| io_error(&e, "download", &r.sandbox))?;
-    if meta.is_dir() {
-        return Err(ApiError::bad_request(
-            "INVALID_PATH",
-            format!("{} is a directory", r.sandbox.display()),
-        ));
-    }
-    if !meta.is_file() {
-        return Err(ApiError::bad_request(
-            "INVALID_PATH",
-            format!("{} is not a regular file", r.sandbox.display()),
-        ));
-    }
-    let file = tokio::fs::File::open(&r.host)
-        .await
-        .map_err(|e| io_error(&e, "open", &r.sandbox))?;
+    // Resolve, check and open in the route's scope (its identity and root): the
+    // permission check is the open; the body then streams from the open file.
+    let (sandbox, meta, file) = fs
+        .run(move |cfg| {
+            let r = paths::resolve(cfg, &user_path, Last::Follow)?;
+            // Stat before opening: opening a FIFO would block the agent.
+            let meta =
+                std::fs::metadata(&r.host).map_err(|e| io_error(&e, "download", &r.sandbox))?;
+            if meta.is_dir() {
+                return Err(ApiError::bad_request(
+                    "INVALID_PATH",
+                    format!("{} is a directory", r.sandbox.display()),
+                ));
+            }
+            if !meta.is_file() {
+                return Err(ApiError::bad_request(
+                    "INVALID_PATH",
+                    format!("{} is not a regular file", r.sandbox.display()),
+                ));
+            }
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&r.host)
+                .map_err(|e| io_error(&e, "open", &r.sandbox))?;
+            // The path may have been swapped for a FIFO or device since the stat.
+            let opened = file
+                .metadata()
+                .map_err(|e| io_error(&e, "open", &r.sandbox))?;
+            if !opened.is_file() {
+                return Err(ApiError::bad_request(
+                    "INVALID_PATH",
+                    format!("{} is not a regular file", r.sandbox.display()),
+                ));
+            }
+            Ok((r.sandbox, opened, file))
+        })
+        .await?;
+    let file = tokio::fs::File::from_std(file);
 
     if line_mode {
         return Ok(lines_response(
@@ -171,8 +186,7 @@ pub async fn download(
     }
 
     let size = meta.len();
-    let name = r
-        .sandbox
+    let name = sandbox
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "download".to_string());
@@ -195,7 +209,7 @@ pub async fn download(
                     builder.header(header::CONTENT_RANGE, format!("bytes {start}-{end}/{size}"));
                 (StatusCode::PARTIAL_CONTENT, start, end - start + 1)
             }
-            None => return Ok(unsatisfiable(&value, size, &r.sandbox)),
+            None => return Ok(unsatisfiable(&value, size, &sandbox)),
         },
     };
 
@@ -203,7 +217,7 @@ pub async fn download(
     if start > 0 {
         file.seek(SeekFrom::Start(start))
             .await
-            .map_err(|e| io_error(&e, "seek", &r.sandbox))?;
+            .map_err(|e| io_error(&e, "seek", &sandbox))?;
     }
     let stream = ReaderStream::with_capacity(file.take(len), CHUNK);
     builder

@@ -6,18 +6,26 @@
 //! the agent itself.
 //!
 //! Submodules: [`meta`] (FileInfo, modes, owners), [`ops`] (stat, delete, chmod, move,
-//! search, replace, directories), [`upload`] and [`download`] (streamed bodies).
+//! search, replace, directories), [`upload`] and [`download`] (streamed bodies), and
+//! [`scope`]: where and as whom each request's filesystem work runs. The same
+//! handlers serve the plain routes (as the agent), `/v1/filesystem/{uid}/{gid}/...`
+//! (as that user, `crate::identity`) and the files of an isolated session
+//! (`crate::isolated`); each family sets its [`scope::Scope`] with a route layer.
 
 pub mod atomic;
 pub mod download;
 pub mod meta;
 pub mod ops;
+pub mod scope;
 pub mod upload;
 
 use std::io;
 use std::path::Path;
 
+use axum::extract::Request;
 use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 
@@ -26,34 +34,58 @@ use crate::SharedState;
 
 pub use meta::FileInfo;
 
-/// The file routes, spelled as in `openapi/execd.yaml`.
-pub const ROUTES: &[(&str, &str)] = &[
-    ("GET", "/files/info"),
-    ("DELETE", "/files"),
-    ("POST", "/files/permissions"),
-    ("POST", "/files/mv"),
-    ("GET", "/files/search"),
-    ("POST", "/files/replace"),
-    ("POST", "/files/upload"),
-    ("GET", "/files/download"),
-    ("GET", "/directories/list"),
-    ("POST", "/directories"),
-    ("DELETE", "/directories"),
-];
+/// The file and directory routes below a prefix, spelled as in `openapi/execd.yaml`.
+macro_rules! file_routes {
+    ($prefix:literal) => {
+        &[
+            ("GET", concat!($prefix, "/files/info")),
+            ("DELETE", concat!($prefix, "/files")),
+            ("POST", concat!($prefix, "/files/permissions")),
+            ("POST", concat!($prefix, "/files/mv")),
+            ("GET", concat!($prefix, "/files/search")),
+            ("POST", concat!($prefix, "/files/replace")),
+            ("POST", concat!($prefix, "/files/upload")),
+            ("GET", concat!($prefix, "/files/download")),
+            ("GET", concat!($prefix, "/directories/list")),
+            ("POST", concat!($prefix, "/directories")),
+            ("DELETE", concat!($prefix, "/directories")),
+        ]
+    };
+}
 
+/// The plain file routes (as the agent).
+pub const ROUTES: &[(&str, &str)] = file_routes!("");
+/// `/v1/filesystem/{uid}/{gid}/...` (protocol.md §3.6).
+pub const IDENTITY_ROUTES: &[(&str, &str)] = file_routes!("/v1/filesystem/{uid}/{gid}");
+/// An isolated session's files (protocol.md §3.5).
+pub const SESSION_ROUTES: &[(&str, &str)] = file_routes!("/v1/isolated/session/{sessionId}");
+
+/// The plain file routes, served as the agent.
 pub fn routes() -> Router<SharedState> {
+    handlers_at("").route_layer(axum::middleware::from_fn(agent_scope))
+}
+
+async fn agent_scope(mut request: Request, next: Next) -> Response {
+    request.extensions_mut().insert(scope::Scope::Agent);
+    next.run(request).await
+}
+
+/// The file handlers below `prefix`, without a scope: the caller adds the route
+/// layer that sets one (a request that reaches a handler without one is a 500).
+pub fn handlers_at(prefix: &str) -> Router<SharedState> {
+    let at = |path: &str| format!("{prefix}{path}");
     Router::new()
-        .route("/files/info", get(ops::info))
-        .route("/files", axum::routing::delete(ops::delete_files))
-        .route("/files/permissions", post(ops::set_permissions))
-        .route("/files/mv", post(ops::move_files))
-        .route("/files/search", get(ops::search))
-        .route("/files/replace", post(ops::replace))
-        .route("/files/upload", post(upload::upload))
-        .route("/files/download", get(download::download))
-        .route("/directories/list", get(ops::list_directory))
+        .route(&at("/files/info"), get(ops::info))
+        .route(&at("/files"), axum::routing::delete(ops::delete_files))
+        .route(&at("/files/permissions"), post(ops::set_permissions))
+        .route(&at("/files/mv"), post(ops::move_files))
+        .route(&at("/files/search"), get(ops::search))
+        .route(&at("/files/replace"), post(ops::replace))
+        .route(&at("/files/upload"), post(upload::upload))
+        .route(&at("/files/download"), get(download::download))
+        .route(&at("/directories/list"), get(ops::list_directory))
         .route(
-            "/directories",
+            &at("/directories"),
             post(ops::make_directories).delete(ops::delete_directories),
         )
 }
@@ -87,17 +119,6 @@ pub fn io_error(err: &io::Error, action: &str, sandbox_path: &Path) -> ApiError 
         _ => (StatusCode::INTERNAL_SERVER_ERROR, "RUNTIME_ERROR"),
     });
     ApiError::new(status, code, message)
-}
-
-/// Runs blocking filesystem work off the async threads.
-pub async fn blocking<T, F>(f: F) -> Result<T, ApiError>
-where
-    F: FnOnce() -> Result<T, ApiError> + Send + 'static,
-    T: Send + 'static,
-{
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| ApiError::runtime(format!("file operation task failed: {e}")))?
 }
 
 #[cfg(test)]

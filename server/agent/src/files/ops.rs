@@ -5,38 +5,29 @@ use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use globset::{GlobBuilder, GlobMatcher};
 use serde::Deserialize;
 
+use super::io_error;
 use super::meta::{self, FileInfo, Names, PermissionSpec};
-use super::{blocking, io_error};
+use super::scope::Fs;
 use crate::error::ApiError;
 use crate::extract::{ApiJson, QueryPairs};
 use crate::paths::{self, Last};
-use crate::{AgentConfig, SharedState};
 
 const BODY_CODE: &str = "INVALID_REQUEST_BODY";
 
-fn config(state: &SharedState) -> AgentConfig {
-    state.config.clone()
-}
-
 /// `GET /files/info?path=a&path=b` → `{requested path: FileInfo}`; no path → `{}`.
 /// Symlinks are reported as themselves (lstat).
-pub async fn info(
-    State(state): State<SharedState>,
-    query: QueryPairs,
-) -> Result<Json<BTreeMap<String, FileInfo>>, ApiError> {
-    let cfg = config(&state);
+pub async fn info(fs: Fs, query: QueryPairs) -> Result<Json<BTreeMap<String, FileInfo>>, ApiError> {
     let requested = query.all("path");
-    blocking(move || {
+    fs.run(move |cfg| {
         let mut names = Names::default();
         let mut out = BTreeMap::new();
         for user_path in requested {
-            let r = paths::resolve(&cfg, &user_path, Last::NoFollow)?;
+            let r = paths::resolve(cfg, &user_path, Last::NoFollow)?;
             let info = meta::stat(&r.host, &r.sandbox, &mut names)?;
             out.insert(user_path, info);
         }
@@ -47,15 +38,11 @@ pub async fn info(
 
 /// `DELETE /files?path=..` (repeatable): removes files and symlinks. A missing path is
 /// not an error (the request is idempotent); a directory is (use `/directories`).
-pub async fn delete_files(
-    State(state): State<SharedState>,
-    query: QueryPairs,
-) -> Result<Response, ApiError> {
-    let cfg = config(&state);
+pub async fn delete_files(fs: Fs, query: QueryPairs) -> Result<Response, ApiError> {
     let requested = query.required_all("path")?;
-    blocking(move || {
+    fs.run(move |cfg| {
         for user_path in requested {
-            let r = paths::resolve(&cfg, &user_path, Last::NoFollow)?;
+            let r = paths::resolve(cfg, &user_path, Last::NoFollow)?;
             match std::fs::symlink_metadata(&r.host) {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(io_error(&e, "stat", &r.sandbox)),
@@ -84,16 +71,15 @@ pub async fn delete_files(
 
 /// `POST /files/permissions` `{path: {owner?, group?, mode}}`.
 pub async fn set_permissions(
-    State(state): State<SharedState>,
+    fs: Fs,
     ApiJson(body): ApiJson<HashMap<String, PermissionSpec>>,
 ) -> Result<Response, ApiError> {
-    let cfg = config(&state);
-    blocking(move || {
+    fs.run(move |cfg| {
         // Validate everything first so a bad entry does not leave half the batch done.
         let mut work = Vec::with_capacity(body.len());
         for (user_path, spec) in body {
             meta::validate(&spec, BODY_CODE)?;
-            work.push((paths::resolve(&cfg, &user_path, Last::Follow)?, spec));
+            work.push((paths::resolve(cfg, &user_path, Last::Follow)?, spec));
         }
         for (r, spec) in work {
             meta::apply(&r.host, &r.sandbox, &spec, BODY_CODE)?;
@@ -112,14 +98,13 @@ pub struct MoveItem {
 /// `POST /files/mv` `[{src, dest}]`: rename, creating the destination's parents; across
 /// filesystems (e.g. `/tmp` → `/workspace`) regular files are copied then removed.
 pub async fn move_files(
-    State(state): State<SharedState>,
+    fs: Fs,
     ApiJson(items): ApiJson<Vec<MoveItem>>,
 ) -> Result<Response, ApiError> {
-    let cfg = config(&state);
-    blocking(move || {
+    fs.run(move |cfg| {
         for item in items {
-            let src = paths::resolve(&cfg, &item.src, Last::NoFollow)?;
-            let dest = paths::resolve(&cfg, &item.dest, Last::NoFollow)?;
+            let src = paths::resolve(cfg, &item.src, Last::NoFollow)?;
+            let dest = paths::resolve(cfg, &item.dest, Last::NoFollow)?;
             let src_meta = std::fs::symlink_metadata(&src.host)
                 .map_err(|e| io_error(&e, "move", &src.sandbox))?;
             if let Some(parent) = dest.host.parent() {
@@ -163,19 +148,15 @@ fn compile_pattern(pattern: &str) -> Result<(GlobMatcher, bool), ApiError> {
 
 /// `GET /files/search?path=&pattern=` → files (non-directories) below `path` whose name
 /// (or relative path) matches the glob; symlinks are reported, not followed.
-pub async fn search(
-    State(state): State<SharedState>,
-    query: QueryPairs,
-) -> Result<Json<Vec<FileInfo>>, ApiError> {
-    let cfg = config(&state);
+pub async fn search(fs: Fs, query: QueryPairs) -> Result<Json<Vec<FileInfo>>, ApiError> {
     let user_path = query.required("path")?.to_string();
     let pattern = match query.first("pattern") {
         Some(p) if !p.is_empty() => p.to_string(),
         _ => "**".to_string(),
     };
     let (matcher, by_path) = compile_pattern(&pattern)?;
-    blocking(move || {
-        let dir = paths::resolve(&cfg, &user_path, Last::Follow)?;
+    fs.run(move |cfg| {
+        let dir = paths::resolve(cfg, &user_path, Last::Follow)?;
         let m = std::fs::metadata(&dir.host).map_err(|e| io_error(&e, "search", &dir.sandbox))?;
         if !m.is_dir() {
             return Err(ApiError::bad_request(
@@ -322,11 +303,10 @@ fn replace_in_file(host: &Path, sandbox: &Path, old: &[u8], new: &[u8]) -> Resul
 /// (mode and owner kept), streaming through a temporary file that is renamed over the
 /// original (see [`replace_in_file`]). Verbose answers `{path: {replacedCount}}`.
 pub async fn replace(
-    State(state): State<SharedState>,
+    fs: Fs,
     query: QueryPairs,
     ApiJson(body): ApiJson<HashMap<String, ReplaceItem>>,
 ) -> Result<Response, ApiError> {
-    let cfg = config(&state);
     let verbose = query.flag("verbose");
     for (p, item) in &body {
         if item.old.is_empty() {
@@ -336,10 +316,10 @@ pub async fn replace(
             ));
         }
     }
-    blocking(move || {
+    fs.run(move |cfg| {
         let mut counts = BTreeMap::new();
         for (user_path, item) in body {
-            let r = paths::resolve(&cfg, &user_path, Last::Follow)?;
+            let r = paths::resolve(cfg, &user_path, Last::Follow)?;
             let count = replace_in_file(
                 &r.host,
                 &r.sandbox,
@@ -360,11 +340,7 @@ pub async fn replace(
 /// `GET /directories/list?path=&depth=`: entries in lexical order, each directory's
 /// descendants right after it, symlinks never descended into. `depth` defaults to 1;
 /// 0 is treated as 1 (immediate children), negative is a 400.
-pub async fn list_directory(
-    State(state): State<SharedState>,
-    query: QueryPairs,
-) -> Result<Json<Vec<FileInfo>>, ApiError> {
-    let cfg = config(&state);
+pub async fn list_directory(fs: Fs, query: QueryPairs) -> Result<Json<Vec<FileInfo>>, ApiError> {
     let user_path = query.required("path")?.to_string();
     let depth = match query.int("depth")? {
         None => 1,
@@ -376,8 +352,8 @@ pub async fn list_directory(
         }
         Some(d) => d.max(1) as usize,
     };
-    blocking(move || {
-        let dir = paths::resolve(&cfg, &user_path, Last::NoFollow)?;
+    fs.run(move |cfg| {
+        let dir = paths::resolve(cfg, &user_path, Last::NoFollow)?;
         let m =
             std::fs::symlink_metadata(&dir.host).map_err(|e| io_error(&e, "list", &dir.sandbox))?;
         if m.file_type().is_symlink() {
@@ -429,15 +405,14 @@ fn list_into(
 /// `POST /directories` `{path: {owner?, group?, mode}}`: mkdir -p, then chmod/chown of
 /// the named directory.
 pub async fn make_directories(
-    State(state): State<SharedState>,
+    fs: Fs,
     ApiJson(body): ApiJson<HashMap<String, PermissionSpec>>,
 ) -> Result<Response, ApiError> {
-    let cfg = config(&state);
-    blocking(move || {
+    fs.run(move |cfg| {
         let mut work = Vec::with_capacity(body.len());
         for (user_path, spec) in body {
             meta::validate(&spec, BODY_CODE)?;
-            work.push((paths::resolve(&cfg, &user_path, Last::Follow)?, spec));
+            work.push((paths::resolve(cfg, &user_path, Last::Follow)?, spec));
         }
         for (r, spec) in work {
             std::fs::create_dir_all(&r.host).map_err(|e| io_error(&e, "mkdir", &r.sandbox))?;
@@ -450,15 +425,11 @@ pub async fn make_directories(
 
 /// `DELETE /directories?path=..` (repeatable): rm -rf. Missing is not an error; the
 /// sandbox root itself and non-directories are refused.
-pub async fn delete_directories(
-    State(state): State<SharedState>,
-    query: QueryPairs,
-) -> Result<Response, ApiError> {
-    let cfg = config(&state);
+pub async fn delete_directories(fs: Fs, query: QueryPairs) -> Result<Response, ApiError> {
     let requested = query.required_all("path")?;
-    blocking(move || {
+    fs.run(move |cfg| {
         for user_path in requested {
-            let r = paths::resolve(&cfg, &user_path, Last::NoFollow)?;
+            let r = paths::resolve(cfg, &user_path, Last::NoFollow)?;
             if r.sandbox == Path::new("/") {
                 return Err(ApiError::bad_request(
                     "INVALID_PATH",

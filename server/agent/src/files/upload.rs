@@ -8,20 +8,20 @@
 //! to a temporary file and moved into place once the metadata comes.
 
 use std::collections::VecDeque;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 
 use super::atomic::PendingFile;
+use super::io_error;
 use super::meta::{self, PermissionSpec};
-use super::{blocking, io_error};
+use super::scope::{Fs, Scope};
 use crate::error::ApiError;
 use crate::paths::{self, Last};
-use crate::{AgentConfig, SharedState};
 
 /// Metadata JSON is tiny; anything bigger is not metadata.
 const MAX_METADATA_BYTES: usize = 64 * 1024;
@@ -101,63 +101,87 @@ async fn copy_field<W: AsyncWrite + Unpin>(
         .map_err(|e| io_error(&e, "write", sandbox))
 }
 
-async fn create_parents(host: &Path, sandbox: &Path) -> Result<(), ApiError> {
-    if let Some(parent) = host.parent() {
-        tokio::fs::create_dir_all(parent)
-            .await
-            .map_err(|e| io_error(&e, "create parent of", sandbox))?;
+/// A temporary file next to a destination, made in the route's scope; removed (in
+/// that scope, where its path means the same file) unless committed.
+struct ScopedPending {
+    fs: Fs,
+    pending: Option<PendingFile>,
+}
+
+impl Drop for ScopedPending {
+    fn drop(&mut self) {
+        let Some(pending) = self.pending.take() else {
+            return;
+        };
+        match self.fs.scope {
+            Scope::Agent => drop(pending),
+            _ => self.fs.run_detached(move |_| drop(pending)),
+        }
     }
-    Ok(())
 }
 
 /// chmod/chown of the complete temporary file, then the rename over the destination.
 async fn finish(
-    pending: PendingFile,
-    sandbox: &Path,
+    mut scoped: ScopedPending,
+    sandbox: PathBuf,
     spec: PermissionSpec,
 ) -> Result<(), ApiError> {
-    let sandbox = sandbox.to_path_buf();
-    blocking(move || {
-        meta::apply(pending.path(), &sandbox, &spec, "INVALID_FILE_METADATA")?;
-        pending
-            .commit()
-            .map_err(|e| io_error(&e, "rename into", &sandbox))
-    })
-    .await
+    let Some(pending) = scoped.pending.take() else {
+        return Err(ApiError::runtime("upload finished twice"));
+    };
+    scoped
+        .fs
+        .run(move |_| {
+            meta::apply(pending.path(), &sandbox, &spec, "INVALID_FILE_METADATA")?;
+            pending
+                .commit()
+                .map_err(|e| io_error(&e, "rename into", &sandbox))
+        })
+        .await
 }
 
-/// A temporary file next to the destination (parents created).
+/// Resolves `user_path` and creates a temporary file next to it (parents created),
+/// all in the route's scope.
 async fn pending_file(
-    host: &Path,
-    sandbox: &Path,
-) -> Result<(PendingFile, tokio::fs::File), ApiError> {
-    create_parents(host, sandbox).await?;
-    let host_owned = host.to_path_buf();
-    let (pending, file) = tokio::task::spawn_blocking(move || PendingFile::create(&host_owned))
-        .await
-        .map_err(|e| ApiError::runtime(format!("upload task failed: {e}")))?
-        .map_err(|e| io_error(&e, "open", sandbox))?;
-    Ok((pending, tokio::fs::File::from_std(file)))
+    fs: &Fs,
+    user_path: String,
+) -> Result<(ScopedPending, tokio::fs::File, PathBuf), ApiError> {
+    let (pending, file, sandbox) = fs
+        .run(move |cfg| {
+            let r = paths::resolve(cfg, &user_path, Last::Follow)?;
+            if let Some(parent) = r.host.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| io_error(&e, "create parent of", &r.sandbox))?;
+            }
+            let (pending, file) =
+                PendingFile::create(&r.host).map_err(|e| io_error(&e, "open", &r.sandbox))?;
+            Ok((pending, file, r.sandbox))
+        })
+        .await?;
+    let scoped = ScopedPending {
+        fs: fs.clone(),
+        pending: Some(pending),
+    };
+    Ok((scoped, tokio::fs::File::from_std(file), sandbox))
 }
 
 /// Streams one file part to a temporary file next to its destination, fsyncs it,
 /// applies chmod/chown, and renames it over the destination: an upload cut short
 /// leaves the old file intact (the temporary file is removed when dropped).
 async fn write_to_destination(
-    cfg: &AgentConfig,
+    fs: &Fs,
     field: &mut multer::Field<'_>,
     metadata: Metadata,
 ) -> Result<(), ApiError> {
-    let r = paths::resolve(cfg, &metadata.path, Last::Follow)?;
-    let (pending, file) = pending_file(&r.host, &r.sandbox).await?;
+    let (pending, file, sandbox) = pending_file(fs, metadata.path).await?;
     let mut writer = BufWriter::with_capacity(WRITE_BUFFER, file);
-    copy_field(field, &mut writer, &r.sandbox).await?;
+    copy_field(field, &mut writer, &sandbox).await?;
     writer
         .into_inner()
         .sync_all()
         .await
-        .map_err(|e| io_error(&e, "fsync", &r.sandbox))?;
-    finish(pending, &r.sandbox, metadata.spec).await
+        .map_err(|e| io_error(&e, "fsync", &sandbox))?;
+    finish(pending, sandbox, metadata.spec).await
 }
 
 /// A file part received before its metadata, parked on disk.
@@ -176,41 +200,33 @@ async fn spool(field: &mut multer::Field<'_>) -> Result<Spooled, ApiError> {
     Ok(Spooled { file: path })
 }
 
-async fn place_spooled(
-    cfg: &AgentConfig,
-    spooled: Spooled,
-    metadata: Metadata,
-) -> Result<(), ApiError> {
-    let r = paths::resolve(cfg, &metadata.path, Last::Follow)?;
+async fn place_spooled(fs: &Fs, spooled: Spooled, metadata: Metadata) -> Result<(), ApiError> {
     // Copy rather than rename: the spool may be on another filesystem. The copy goes
     // to a temporary file next to the destination, renamed over it once complete.
+    // The spool is the agent's own file, opened as the agent.
     let mut src = tokio::fs::File::open(&spooled.file)
         .await
         .map_err(|e| ApiError::runtime(format!("cannot reopen spool file: {e}")))?;
-    let (pending, dest) = pending_file(&r.host, &r.sandbox).await?;
+    let (pending, dest, sandbox) = pending_file(fs, metadata.path).await?;
     let mut writer = BufWriter::with_capacity(WRITE_BUFFER, dest);
     tokio::io::copy(&mut src, &mut writer)
         .await
-        .map_err(|e| io_error(&e, "write", &r.sandbox))?;
+        .map_err(|e| io_error(&e, "write", &sandbox))?;
     writer
         .flush()
         .await
-        .map_err(|e| io_error(&e, "write", &r.sandbox))?;
+        .map_err(|e| io_error(&e, "write", &sandbox))?;
     writer
         .into_inner()
         .sync_all()
         .await
-        .map_err(|e| io_error(&e, "fsync", &r.sandbox))?;
+        .map_err(|e| io_error(&e, "fsync", &sandbox))?;
     drop(spooled);
-    finish(pending, &r.sandbox, metadata.spec).await
+    finish(pending, sandbox, metadata.spec).await
 }
 
 /// `POST /files/upload`.
-pub async fn upload(
-    State(state): State<SharedState>,
-    request: Request,
-) -> Result<Response, ApiError> {
-    let cfg = state.config.clone();
+pub async fn upload(fs: Fs, request: Request) -> Result<Response, ApiError> {
     let content_type = request
         .headers()
         .get(CONTENT_TYPE)
@@ -234,14 +250,14 @@ pub async fn upload(
                 metadata_count += 1;
                 let metadata = read_metadata(field).await?;
                 match waiting_files.pop_front() {
-                    Some(spooled) => place_spooled(&cfg, spooled, metadata).await?,
+                    Some(spooled) => place_spooled(&fs, spooled, metadata).await?,
                     None => waiting_metadata.push_back(metadata),
                 }
             }
             Some("file") => {
                 file_count += 1;
                 match waiting_metadata.pop_front() {
-                    Some(metadata) => write_to_destination(&cfg, &mut field, metadata).await?,
+                    Some(metadata) => write_to_destination(&fs, &mut field, metadata).await?,
                     None => waiting_files.push_back(spool(&mut field).await?),
                 }
             }

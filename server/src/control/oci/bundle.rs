@@ -11,8 +11,16 @@
 //! - Docker's masked and read-only `/proc` and `/sys` paths; `/sys` read-only;
 //! - `nosuid,nodev` on every writable mount (the rootfs is mounted so by the server);
 //! - a seccomp filter refusing the syscalls Docker's default profile refuses to a
-//!   container without CAP_SYS_ADMIN (keyrings, bpf, mount, namespaces, modules,
-//!   kexec, clock, swap, reboot...) with EPERM; everything else is allowed;
+//!   container without CAP_SYS_ADMIN (keyrings, bpf, namespaces' setns, modules,
+//!   kexec, clock, swap, reboot...) with EPERM, except the four isolated sessions
+//!   need ([`AGENT_ONLY_SYSCALLS`]: the agent builds nested namespaces with them).
+//!   The agent (`--confine-children`) refuses those four again to every process it
+//!   starts, so for everything but the agent and its session launcher the two
+//!   filters together are Docker's list (`server/agent/src/confine.rs`);
+//! - the image's root filesystem once more, read-only and without the mounts on top
+//!   of it, at `/.opensandbox/rootfs`: the lower layer of an isolated session's
+//!   overlay on `/` or on a directory holding mounts (overlayfs refuses a lower
+//!   directory with mounts below it inside a nested user namespace);
 //! - cgroup limits from `resourceLimits` (see `cgroups`);
 //! - the agent (this server's binary) read-only at `/.opensandbox/`, with the host's
 //!   dynamic loader and libraries it needs, so it runs in any image.
@@ -73,8 +81,8 @@ const READONLY_PATHS: [&str; 5] = [
 ];
 
 /// Syscalls refused with EPERM (what Docker's default profile denies a container
-/// without CAP_SYS_ADMIN and friends).
-const DENIED_SYSCALLS: [&str; 36] = [
+/// without CAP_SYS_ADMIN and friends), less [`AGENT_ONLY_SYSCALLS`].
+const DENIED_SYSCALLS: [&str; 32] = [
     "acct",
     "add_key",
     "bpf",
@@ -94,12 +102,10 @@ const DENIED_SYSCALLS: [&str; 36] = [
     "kexec_load",
     "keyctl",
     "lookup_dcookie",
-    "mount",
     "move_mount",
     "open_by_handle_at",
     "open_tree",
     "perf_event_open",
-    "pivot_root",
     "quotactl",
     "reboot",
     "request_key",
@@ -107,11 +113,20 @@ const DENIED_SYSCALLS: [&str; 36] = [
     "settimeofday",
     "swapoff",
     "swapon",
-    "umount2",
-    "unshare",
     "userfaultfd",
     "vhangup",
 ];
+
+/// Docker's profile refuses these too, and so does the sandbox, but through the
+/// agent's own filter on each process it starts: the agent needs them to build an
+/// isolated session's namespaces (its launcher mounts in a new user namespace;
+/// its file threads `unshare(CLONE_FS)` to enter a session's root). Still without
+/// CAP_SYS_ADMIN in the sandbox's user namespace, the agent can mount only inside
+/// user namespaces it creates.
+pub const AGENT_ONLY_SYSCALLS: [&str; 4] = ["mount", "umount2", "pivot_root", "unshare"];
+
+/// Where the image's root filesystem is bound, read-only, without submounts.
+pub const ROOTFS_VIEW_INSIDE: &str = "/.opensandbox/rootfs";
 
 /// A bind mount into the sandbox.
 #[derive(Debug, Clone)]
@@ -180,6 +195,9 @@ pub fn config(spec: &BundleSpec<'_>) -> Result<Value> {
                "options": ["nosuid", "noexec", "nodev", "ro"]}),
         json!({"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup",
                "options": ["nosuid", "noexec", "nodev", "relatime", "ro"]}),
+        // "bind", not "rbind": the view must hold no mount below it.
+        json!({"destination": ROOTFS_VIEW_INSIDE, "type": "bind", "source": spec.rootfs,
+               "options": ["bind", "nosuid", "nodev", "ro"]}),
     ];
     mounts.extend(spec.binds.iter().map(bind_mount));
     let caps = DEFAULT_CAPS.to_vec();
@@ -266,5 +284,33 @@ mod tests {
             .unwrap_or_default();
         let opts = ws["options"].as_array().cloned().unwrap_or_default();
         assert!(opts.iter().any(|o| o == "nosuid") && opts.iter().any(|o| o == "nodev"));
+        // The agent may build namespaces; nothing else in the filter changed.
+        let denied = doc["linux"]["seccomp"]["syscalls"][0]["names"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for name in AGENT_ONLY_SYSCALLS {
+            assert!(!denied.iter().any(|d| d == name), "{name}");
+        }
+        for name in [
+            "setns",
+            "keyctl",
+            "bpf",
+            "open_tree",
+            "move_mount",
+            "fsopen",
+        ] {
+            assert!(denied.iter().any(|d| d == name), "{name}");
+        }
+        let view = doc["mounts"]
+            .as_array()
+            .and_then(|m| {
+                m.iter()
+                    .find(|m| m["destination"] == ROOTFS_VIEW_INSIDE)
+                    .cloned()
+            })
+            .unwrap_or_default();
+        let opts = view["options"].as_array().cloned().unwrap_or_default();
+        assert!(opts.iter().any(|o| o == "ro") && !opts.iter().any(|o| o == "rbind"));
     }
 }

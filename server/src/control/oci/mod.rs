@@ -494,6 +494,9 @@ impl OciRuntime {
         args.push(self.log_cap.to_string());
         args.push("--output-framing".into());
         args.push(runtime::output_framing_arg(record).into());
+        // The bundle's seccomp filter lets the agent mount and unshare (isolated
+        // sessions); the agent puts the full filter back on everything it starts.
+        args.push("--confine-children".into());
         if start_fd.is_some() {
             args.push("--start-fd".into());
             args.push(START_FD_INSIDE.to_string());

@@ -20,11 +20,21 @@ from opensandbox.services._common import CHUNK, entry, perm_entries, read_args, 
 
 class Filesystem:
     """Files of one sandbox: uploads stream from bytes, str or file objects; downloads
-    come back whole, as text, or as a stream of chunks."""
+    come back whole, as text, or as a stream of chunks.
 
-    def __init__(self, client: Any, sandbox_id: str) -> None:
+    ``scope`` (1.1) selects other file routes for every call: ``{"identity": {"uid",
+    "gid"}}`` (``sandbox.files_with_identity``) or ``{"isolated_session": id}`` (an
+    isolated session's ``files``)."""
+
+    def __init__(self, client: Any, sandbox_id: str, scope: Optional[Dict[str, Any]] = None) -> None:
         self._client = client
         self._id = sandbox_id
+        self._scope: Dict[str, Any] = dict(scope or {})
+
+    def _args(self, args: Dict[str, Any]) -> Dict[str, Any]:
+        """``args`` with this client's scope."""
+        args.update(self._scope)
+        return args
 
     async def read_file(
         self,
@@ -49,7 +59,7 @@ class Filesystem:
     ) -> bytes:
         """A file as bytes."""
         data: bytes = await _bridge.anative(
-            self._client.read_bytes_async, read_args(self._id, path, range_header, offset, limit)
+            self._client.read_bytes_async, self._args(read_args(self._id, path, range_header, offset, limit))
         )
         return data
 
@@ -64,13 +74,15 @@ class Filesystem:
     ) -> AsyncIterator[bytes]:
         """A file as an async iterator of chunks (chunks are as they arrive; ``chunk_size``
         is accepted for compatibility)."""
-        r = await _bridge.acall(self._client, "download.open", read_args(self._id, path, range_header, offset, limit))
+        r = await _bridge.acall(
+            self._client, "download.open", self._args(read_args(self._id, path, range_header, offset, limit))
+        )
         return _aiter_chunks(self._client, r["handle"])
 
     async def write_files(self, entries: List[WriteEntry]) -> None:
         """Writes several files in one request."""
         args, blobs = write_args(self._id, entries)
-        await _bridge.acall(self._client, "files.write_files", args, blobs)
+        await _bridge.acall(self._client, "files.write_files", self._args(args), blobs)
 
     async def write_file(
         self,
@@ -90,26 +102,30 @@ class Filesystem:
     async def create_directories(self, entries: List[WriteEntry]) -> None:
         """Creates directories (with parents) with mode/owner/group."""
         await _bridge.acall(
-            self._client, "files.create_directories", {"sandbox": self._id, "entries": perm_entries(entries)}
+            self._client,
+            "files.create_directories",
+            self._args({"sandbox": self._id, "entries": perm_entries(entries)}),
         )
 
     async def delete_files(self, paths: List[str]) -> None:
         """Deletes files."""
-        await _bridge.acall(self._client, "files.delete_files", {"sandbox": self._id, "paths": list(paths)})
+        await _bridge.acall(self._client, "files.delete_files", self._args({"sandbox": self._id, "paths": list(paths)}))
 
     async def delete_directories(self, paths: List[str]) -> None:
         """Deletes directories recursively."""
-        await _bridge.acall(self._client, "files.delete_directories", {"sandbox": self._id, "paths": list(paths)})
+        await _bridge.acall(
+            self._client, "files.delete_directories", self._args({"sandbox": self._id, "paths": list(paths)})
+        )
 
     async def move_files(self, entries: List[MoveEntry]) -> None:
         """Moves / renames."""
         items = [{"src": e.src, "dest": e.dest} for e in entries]
-        await _bridge.acall(self._client, "files.move_files", {"sandbox": self._id, "entries": items})
+        await _bridge.acall(self._client, "files.move_files", self._args({"sandbox": self._id, "entries": items}))
 
     async def set_permissions(self, entries: List[SetPermissionEntry]) -> None:
         """Sets mode / owner / group."""
         await _bridge.acall(
-            self._client, "files.set_permissions", {"sandbox": self._id, "entries": perm_entries(entries)}
+            self._client, "files.set_permissions", self._args({"sandbox": self._id, "entries": perm_entries(entries)})
         )
 
     async def replace_contents(self, entries: List[ContentReplaceEntry]) -> None:
@@ -120,27 +136,33 @@ class Filesystem:
         """Replaces text in files; returns the count per file."""
         items = [e.model_dump() for e in entries]
         r = await _bridge.acall(
-            self._client, "files.replace_contents_detailed", {"sandbox": self._id, "entries": items}
+            self._client, "files.replace_contents_detailed", self._args({"sandbox": self._id, "entries": items})
         )
         return [ContentReplaceResult.model_validate(x) for x in r]
 
     async def search(self, entry: SearchEntry) -> List[EntryInfo]:
         """Files under ``entry.path`` matching ``entry.pattern``."""
         r = await _bridge.acall(
-            self._client, "files.search", {"sandbox": self._id, "path": entry.path, "pattern": entry.pattern}
+            self._client,
+            "files.search",
+            self._args({"sandbox": self._id, "path": entry.path, "pattern": entry.pattern}),
         )
         return [_entry(x) for x in r]
 
     async def list_directory(self, entry: DirectoryListEntry) -> List[EntryInfo]:
         """Entries of a directory, ``entry.depth`` levels deep."""
         r = await _bridge.acall(
-            self._client, "files.list_directory", {"sandbox": self._id, "path": entry.path, "depth": entry.depth}
+            self._client,
+            "files.list_directory",
+            self._args({"sandbox": self._id, "path": entry.path, "depth": entry.depth}),
         )
         return [_entry(x) for x in r]
 
     async def get_file_info(self, paths: List[str]) -> Dict[str, EntryInfo]:
         """Metadata of paths, by path."""
-        r = await _bridge.acall(self._client, "files.get_file_info", {"sandbox": self._id, "paths": list(paths)})
+        r = await _bridge.acall(
+            self._client, "files.get_file_info", self._args({"sandbox": self._id, "paths": list(paths)})
+        )
         return {k: _entry(v) for k, v in r.items()}
 
 

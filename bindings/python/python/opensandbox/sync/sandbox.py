@@ -26,8 +26,12 @@ from opensandbox.models.sandboxes import (
 from opensandbox.sync.services.command import CommandsSync
 from opensandbox.sync.services.egress import CredentialVaultSync, EgressSync
 from opensandbox.sync.services.filesystem import FilesystemSync
+from opensandbox.sync.services.isolated import IsolationServiceSync
 from opensandbox.sync.services.metrics import MetricsSync
 from opensandbox.sync.services.pty import PtySync
+
+# Largest uid/gid of the identity file routes ((uid_t)-1 means "unchanged").
+_MAX_IDENTITY = 4294967294
 
 
 class SandboxSync:
@@ -50,6 +54,7 @@ class SandboxSync:
         self._metrics = MetricsSync(client, sandbox_id)
         self._egress = EgressSync(client, sandbox_id)
         self._pty = PtySync(client, sandbox_id)
+        self._isolation = IsolationServiceSync(client, sandbox_id)
 
     @property
     def id(self) -> str:
@@ -60,6 +65,22 @@ class SandboxSync:
     def files(self) -> FilesystemSync:
         """File operations."""
         return self._files
+
+    def files_with_identity(self, uid: int, gid: int) -> FilesystemSync:
+        """A separate file client whose operations run as Linux ``uid``:``gid`` on the
+        server (``/v1/filesystem/{uid}/{gid}``); it never falls back to the default
+        identity. ``sandbox.files`` is unchanged."""
+        from opensandbox.exceptions import InvalidArgumentException
+
+        for name, value in (("uid", uid), ("gid", gid)):
+            if type(value) is not int or not 0 <= value <= _MAX_IDENTITY:
+                raise InvalidArgumentException(f"{name} must be an integer between 0 and {_MAX_IDENTITY}")
+        return FilesystemSync(self._client, self._id, {"identity": {"uid": uid, "gid": gid}})
+
+    @property
+    def isolation(self) -> IsolationServiceSync:
+        """Isolated sessions: nested sandboxes with their own namespaces and overlays."""
+        return self._isolation
 
     @property
     def commands(self) -> CommandsSync:

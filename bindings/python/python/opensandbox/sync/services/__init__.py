@@ -4,6 +4,7 @@ from opensandbox.sync.services.command import CommandsSync
 from opensandbox.sync.services.diagnostics import DiagnosticsSync
 from opensandbox.sync.services.egress import EgressSync
 from opensandbox.sync.services.filesystem import FilesystemSync
+from opensandbox.sync.services.isolated import IsolationServiceSync, IsolationSessionSync
 from opensandbox.sync.services.metrics import MetricsSync
 from opensandbox.sync.services.pty import PtyConnectionSync, PtySync
 
@@ -12,6 +13,8 @@ __all__ = [
     "DiagnosticsSync",
     "EgressSync",
     "FilesystemSync",
+    "IsolationServiceSync",
+    "IsolationSessionSync",
     "MetricsSync",
     "PtyConnectionSync",
     "PtySync",

@@ -21,11 +21,21 @@ from opensandbox.services._common import CHUNK, entry, perm_entries, read_args, 
 
 class FilesystemSync:
     """Files of one sandbox: uploads stream from bytes, str or file objects; downloads
-    come back whole, as text, or as a stream of chunks."""
+    come back whole, as text, or as a stream of chunks.
 
-    def __init__(self, client: Any, sandbox_id: str) -> None:
+    ``scope`` (1.1) selects other file routes for every call: ``{"identity": {"uid",
+    "gid"}}`` (``sandbox.files_with_identity``) or ``{"isolated_session": id}`` (an
+    isolated session's ``files``)."""
+
+    def __init__(self, client: Any, sandbox_id: str, scope: Optional[Dict[str, Any]] = None) -> None:
         self._client = client
         self._id = sandbox_id
+        self._scope: Dict[str, Any] = dict(scope or {})
+
+    def _args(self, args: Dict[str, Any]) -> Dict[str, Any]:
+        """``args`` with this client's scope."""
+        args.update(self._scope)
+        return args
 
     def read_file(
         self,
@@ -49,7 +59,9 @@ class FilesystemSync:
         limit: Optional[int] = None,
     ) -> bytes:
         """A file as bytes."""
-        data: bytes = _bridge.native(self._client.read_bytes, read_args(self._id, path, range_header, offset, limit))
+        data: bytes = _bridge.native(
+            self._client.read_bytes, self._args(read_args(self._id, path, range_header, offset, limit))
+        )
         return data
 
     def read_bytes_stream(
@@ -63,13 +75,15 @@ class FilesystemSync:
     ) -> Iterator[bytes]:
         """A file as an iterator of chunks (chunks are as they arrive; ``chunk_size``
         is accepted for compatibility)."""
-        r = _bridge.call(self._client, "download.open", read_args(self._id, path, range_header, offset, limit))
+        r = _bridge.call(
+            self._client, "download.open", self._args(read_args(self._id, path, range_header, offset, limit))
+        )
         return _iter_chunks(self._client, r["handle"])
 
     def write_files(self, entries: List[WriteEntry]) -> None:
         """Writes several files in one request."""
         args, blobs = write_args(self._id, entries)
-        _bridge.call(self._client, "files.write_files", args, blobs)
+        _bridge.call(self._client, "files.write_files", self._args(args), blobs)
 
     def write_file(
         self,
@@ -86,24 +100,30 @@ class FilesystemSync:
 
     def create_directories(self, entries: List[WriteEntry]) -> None:
         """Creates directories (with parents) with mode/owner/group."""
-        _bridge.call(self._client, "files.create_directories", {"sandbox": self._id, "entries": perm_entries(entries)})
+        _bridge.call(
+            self._client,
+            "files.create_directories",
+            self._args({"sandbox": self._id, "entries": perm_entries(entries)}),
+        )
 
     def delete_files(self, paths: List[str]) -> None:
         """Deletes files."""
-        _bridge.call(self._client, "files.delete_files", {"sandbox": self._id, "paths": list(paths)})
+        _bridge.call(self._client, "files.delete_files", self._args({"sandbox": self._id, "paths": list(paths)}))
 
     def delete_directories(self, paths: List[str]) -> None:
         """Deletes directories recursively."""
-        _bridge.call(self._client, "files.delete_directories", {"sandbox": self._id, "paths": list(paths)})
+        _bridge.call(self._client, "files.delete_directories", self._args({"sandbox": self._id, "paths": list(paths)}))
 
     def move_files(self, entries: List[MoveEntry]) -> None:
         """Moves / renames."""
         items = [{"src": e.src, "dest": e.dest} for e in entries]
-        _bridge.call(self._client, "files.move_files", {"sandbox": self._id, "entries": items})
+        _bridge.call(self._client, "files.move_files", self._args({"sandbox": self._id, "entries": items}))
 
     def set_permissions(self, entries: List[SetPermissionEntry]) -> None:
         """Sets mode / owner / group."""
-        _bridge.call(self._client, "files.set_permissions", {"sandbox": self._id, "entries": perm_entries(entries)})
+        _bridge.call(
+            self._client, "files.set_permissions", self._args({"sandbox": self._id, "entries": perm_entries(entries)})
+        )
 
     def replace_contents(self, entries: List[ContentReplaceEntry]) -> None:
         """Replaces text in files."""
@@ -112,26 +132,32 @@ class FilesystemSync:
     def replace_contents_detailed(self, entries: List[ContentReplaceEntry]) -> List[ContentReplaceResult]:
         """Replaces text in files; returns the count per file."""
         items = [e.model_dump() for e in entries]
-        r = _bridge.call(self._client, "files.replace_contents_detailed", {"sandbox": self._id, "entries": items})
+        r = _bridge.call(
+            self._client, "files.replace_contents_detailed", self._args({"sandbox": self._id, "entries": items})
+        )
         return [ContentReplaceResult.model_validate(x) for x in r]
 
     def search(self, entry: SearchEntry) -> List[EntryInfo]:
         """Files under ``entry.path`` matching ``entry.pattern``."""
         r = _bridge.call(
-            self._client, "files.search", {"sandbox": self._id, "path": entry.path, "pattern": entry.pattern}
+            self._client,
+            "files.search",
+            self._args({"sandbox": self._id, "path": entry.path, "pattern": entry.pattern}),
         )
         return [_entry(x) for x in r]
 
     def list_directory(self, entry: DirectoryListEntry) -> List[EntryInfo]:
         """Entries of a directory, ``entry.depth`` levels deep."""
         r = _bridge.call(
-            self._client, "files.list_directory", {"sandbox": self._id, "path": entry.path, "depth": entry.depth}
+            self._client,
+            "files.list_directory",
+            self._args({"sandbox": self._id, "path": entry.path, "depth": entry.depth}),
         )
         return [_entry(x) for x in r]
 
     def get_file_info(self, paths: List[str]) -> Dict[str, EntryInfo]:
         """Metadata of paths, by path."""
-        r = _bridge.call(self._client, "files.get_file_info", {"sandbox": self._id, "paths": list(paths)})
+        r = _bridge.call(self._client, "files.get_file_info", self._args({"sandbox": self._id, "paths": list(paths)}))
         return {k: _entry(v) for k, v in r.items()}
 
 
