@@ -577,10 +577,57 @@ pub unsafe extern "C" fn osb_session_download_read(
             }
             let cap = cap.min(i64::MAX as usize);
             let session = s.session.clone();
-            let chunk = block(&s.rt, OP, token(cancel), session.download_read(handle, cap))?;
-            let n = chunk.len().min(cap);
-            std::ptr::copy_nonoverlapping(chunk.as_ptr(), buf, n);
+            // What has already arrived, up to `cap`, copied straight into `buf`.
+            let parts = block(
+                &s.rt,
+                OP,
+                token(cancel),
+                session.download_read_parts(handle, cap),
+            )?;
+            let mut n = 0usize;
+            for part in parts {
+                let len = part.len().min(cap - n);
+                std::ptr::copy_nonoverlapping(part.as_ptr(), buf.add(n), len);
+                n += len;
+            }
             Ok(n as i64)
+        })
+    }
+}
+
+/// The next items of run `handle` (as `execution.next_batch {handle, max}`: up to `max`
+/// already-arrived items, waiting only for the first) in the binary layout of API.md
+/// §4 "Executions": output lines as raw text, other items as JSON objects. Returns an
+/// owned `OsbChunk *` (free with `osb_chunk_free`), or NULL with `*error_out` set. Not
+/// callable from a library callback.
+///
+/// # Safety
+/// `s` is a live `OsbSession`; `cancel` is NULL or a live `OsbCancel`; `error_out` is
+/// NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn osb_session_next_items_blocking(
+    s: *const OsbSession,
+    handle: u64,
+    max: libc::size_t,
+    cancel: *const OsbCancel,
+    error_out: *mut *mut OsbError,
+) -> *mut crate::transfer::OsbChunk {
+    const OP: &str = "execution.next_batch";
+    // SAFETY: caller contract.
+    unsafe {
+        sync_export(OP, error_out, std::ptr::null_mut(), || {
+            let s = session_ref(OP, s)?;
+            let session = s.session.clone();
+            let batch = block(
+                &s.rt,
+                OP,
+                token(cancel),
+                session.next_items(handle, max.max(1), None),
+            )?;
+            let bytes = crate::items::encode(OP, &batch)?;
+            Ok(Box::into_raw(Box::new(crate::transfer::OsbChunk::new(
+                Bytes::from(bytes),
+            ))))
         })
     }
 }

@@ -229,17 +229,23 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
         if max == 0 {
             return Ok(0);
         }
-        let chunk = block_on(SESSION.download_read(handle(h)?, max))??;
-        if chunk.is_empty() {
+        // What has already arrived (up to `len`), each slice copied straight into the
+        // array.
+        let parts = block_on(SESSION.download_read_parts(handle(h)?, max))??;
+        if parts.is_empty() {
             return Ok(-1);
         }
-        // SAFETY: u8 and i8 have the same size and alignment, and `chunk` outlives
-        // the borrowed slice.
-        let signed: &[i8] =
-            unsafe { std::slice::from_raw_parts(chunk.as_ptr().cast::<i8>(), chunk.len()) };
-        env.set_byte_array_region(&buf, off, signed)
-            .map_err(jni_error)?;
-        Ok(i32::try_from(chunk.len()).unwrap_or(i32::MAX))
+        let mut at = off;
+        for part in &parts {
+            // SAFETY: u8 and i8 have the same size and alignment, and `part` outlives
+            // the borrowed slice.
+            let signed: &[i8] =
+                unsafe { std::slice::from_raw_parts(part.as_ptr().cast::<i8>(), part.len()) };
+            env.set_byte_array_region(&buf, at, signed)
+                .map_err(jni_error)?;
+            at = at.saturating_add(i32::try_from(part.len()).unwrap_or(i32::MAX));
+        }
+        Ok(at - off)
     })
 }
 

@@ -12,6 +12,7 @@ pub mod atomic;
 pub mod download;
 pub mod meta;
 pub mod ops;
+pub mod read_ahead;
 pub mod upload;
 
 use std::io;
