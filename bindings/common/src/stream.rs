@@ -291,10 +291,10 @@ async fn pump(
                         ServerEvent::Status { text, timestamp } => sink.events.push(Item::Json(
                             json!({"type": "status", "text": text, "timestamp": timestamp}),
                         )),
-                        ServerEvent::ExecutionCount { count, timestamp } => {
-                            sink.events.push(Item::Json(json!({"type": "execution_count",
-                                "count": count, "timestamp": timestamp})))
-                        }
+                        ServerEvent::ExecutionCount { count, timestamp } => sink
+                            .events
+                            .push(Item::Json(json!({"type": "execution_count",
+                                "count": count, "timestamp": timestamp}))),
                         _ => {}
                     }
                     builder.observe(&ev, &mut sink)?;

@@ -150,7 +150,9 @@ pub async fn download_open(s: &Session, a: ReadArgs) -> OpResult {
         .execd()
         .read_bytes_stream(&a.path, &read_options(&a))
         .await?;
-    let h = s.insert(Entry::Download(std::sync::Arc::new(Download::start(stream))));
+    let h = s.insert(Entry::Download(std::sync::Arc::new(Download::start(
+        stream,
+    ))));
     Ok(json!({"handle": h}))
 }
 

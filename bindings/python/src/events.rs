@@ -156,5 +156,11 @@ pub fn to_groups<'py>(
     if let Some((k, list)) = open.take() {
         groups.append((k, list))?;
     }
-    PyTuple::new(py, [groups.into_any(), batch.done.into_pyobject(py)?.to_owned().into_any()])
+    PyTuple::new(
+        py,
+        [
+            groups.into_any(),
+            batch.done.into_pyobject(py)?.to_owned().into_any(),
+        ],
+    )
 }

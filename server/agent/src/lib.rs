@@ -8,6 +8,7 @@
 //! - [`error`]: the `{code, message}` error shape.
 //! - [`events`]: the streamed event model and its wire framing (protocol.md §4).
 //! - [`commands`]: foreground/background commands, status, logs, interrupt.
+//! - [`warm_shell`]: a bash started ahead of the next default foreground command.
 //! - [`sessions`]: persistent bash sessions.
 //! - [`code`]: code-interpreter contexts (python, javascript, bash) and code runs.
 //! - [`paths`]: confinement of user paths to the sandbox root.
@@ -32,6 +33,7 @@ pub mod metrics;
 pub mod paths;
 pub mod serve;
 pub mod sessions;
+pub mod warm_shell;
 
 pub use serve::{run, AgentArgs};
 
