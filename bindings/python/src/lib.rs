@@ -127,6 +127,24 @@ where
     out_to_py(py, out)
 }
 
+/// [`block`] for a request: it runs on a runtime worker next to its connection, and
+/// this thread is woken once, at the end (see `runtime::block_on_worker`).
+fn block_request<F>(py: Python<'_>, fut: F) -> PyResult<Py<PyAny>>
+where
+    F: Future<Output = Result<Out, OpError>> + Send + 'static,
+{
+    let out = py
+        .detach(|| runtime::block_on_worker(fut))
+        .map_err(|e| {
+            op_err(OpError::internal(
+                "call",
+                format!("the call's task failed: {e}"),
+            ))
+        })?
+        .map_err(op_err)?;
+    out_to_py(py, out)
+}
+
 /// A running asynchronous call. `cancel()` aborts the Rust future (dropping it closes
 /// the request's connection); the callback is then never called.
 #[pyclass(frozen, module = "opensandbox._native")]
@@ -390,7 +408,7 @@ impl Client {
         blobs: Option<&Bound<'_, PyList>>,
     ) -> PyResult<Py<PyAny>> {
         let fut = self.prepare(op, args, blobs)?;
-        block(py, fut)
+        block_request(py, fut)
     }
 
     /// Starts `op` on the core's runtime; `done(ok, value)` is called when it ends.
@@ -409,7 +427,7 @@ impl Client {
     /// The bytes of a file (`files.read_bytes` arguments), blocking.
     fn read_bytes(&self, py: Python<'_>, args: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let fut = self.read_bytes_fut(args)?;
-        block(py, fut)
+        block_request(py, fut)
     }
 
     /// The bytes of a file, as a task.
