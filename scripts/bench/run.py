@@ -5,7 +5,7 @@ Run inside scripts/with-server.sh (OPEN_SANDBOX_DOMAIN / OPEN_SANDBOX_API_KEY se
 
     python3 scripts/bench/run.py [--repeat N] [--json FILE] LANG...
 
-Each LANG's runner is `bindings/LANG/bench/bench.sh`; it runs the same workloads
+Each LANG's runner is `bindings/LANG/bench/bench.sh` (java: bindings/jvm); it runs the same workloads
 (given here through BENCH_* variables, so no runner can drift) and prints one JSON line
 per implementation it measured: {"lang", "impl", "file_info_p50_ms", "run_true_p50_ms",
 "stdout_mb_s", "upload_mb_s", "download_mb_s"} (MB = 10^6 bytes). The limit is
@@ -41,6 +41,9 @@ ROWS = [
 
 LINE = "a" * 99  # + "\n": 100-byte lines
 
+# Languages whose package directory is not named after them.
+PACKAGE_DIRS = {"java": "jvm"}
+
 
 def workload(stdout_mb: int, transfer_mb: int, work: Path) -> Dict[str, str]:
     lines = stdout_mb * 1_000_000 // 100
@@ -63,7 +66,7 @@ def workload(stdout_mb: int, transfer_mb: int, work: Path) -> Dict[str, str]:
 def runner(lang: str) -> List[str]:
     if lang == "limit":
         return [sys.executable, str(ROOT / "scripts" / "bench" / "limit.py")]
-    script = ROOT / "bindings" / lang / "bench" / "bench.sh"
+    script = ROOT / "bindings" / PACKAGE_DIRS.get(lang, lang) / "bench" / "bench.sh"
     if not script.exists():
         raise SystemExit(f"bench: no runner for {lang} ({script})")
     return ["bash", str(script)]
