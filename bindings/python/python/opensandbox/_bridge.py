@@ -248,7 +248,9 @@ def run_execution(client: Any, op: str, args: Dict[str, Any], handlers: Any) -> 
     on_out, on_err = _output_handlers(handlers)
     try:
         while True:
-            groups, done = native(client.next_events, handle, _BATCH, OutputMessage, on_out is not None, on_err is not None)
+            groups, done = native(
+                client.next_events, handle, _BATCH, OutputMessage, on_out is not None, on_err is not None
+            )
             for kind, payload in groups:
                 if kind == _STDOUT:
                     for m in payload:
