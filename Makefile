@@ -29,12 +29,15 @@ CONFORMANCE_ISOLATION ?= $(shell scripts/conformance-isolation.sh)
 # so `make test` and `make conformance` pick it up without edits here.
 BINDING_TESTS :=
 DRIVER_BUILDS :=
+# And, when it has a runner bindings/<lang>/bench/bench.sh for `make bench`, its name
+# to BENCH_LANGS with a bench-prepare-<lang> target that builds what the runner needs.
+BENCH_LANGS :=
 # And its setup target (tools, packages) to SETUP_ALL, which `make prepare` runs.
 SETUP_ALL :=
 include $(sort $(wildcard mk/*.mk))
 
 .PHONY: help setup prepare build build-release demo test lint fmt test-rust test-openapi \
-        bench-server bench-core conformance build-rust clean test-schema
+        bench bench-server bench-core conformance build-rust clean test-schema
 
 help:
 	@echo "make demo          build, start the reference server, walk through the quickstart"
@@ -45,6 +48,7 @@ help:
 	@echo "make test-schema   schemathesis over the lifecycle and execd APIs (0 server errors)"
 	@echo "make conformance   the conformance matrix: every case through every language driver"
 	@echo "make conformance-rust  one column of it (rust)"
+	@echo "make bench         every language (ours, official, curl limit) on one release server: one table"
 	@echo "make bench-server  reference-server benchmark (prints figures)"
 	@echo "make bench-core    client-core streaming/transfer benchmark (prints figures)"
 
@@ -125,6 +129,12 @@ TEST_PARTS := prepare lint test-openapi test-schema test-rust $(BINDING_TESTS) c
 test:
 	@scripts/run-parts.sh $(TEST_PARTS)
 	@echo "make test: all parts passed"
+
+# One release server, the curl limit and every language's runner (official package
+# beside ours where one installs here), BENCH_REPEAT rounds (default 3), one table
+# (scripts/bench/run.py). BENCH_LANGS="python go" picks languages.
+bench: build-release $(addprefix bench-prepare-,$(BENCH_LANGS))
+	scripts/with-server.sh "$(SERVER_RELEASE)" python3 scripts/bench/run.py $(BENCH_LANGS)
 
 bench-server: build-release
 	$(CARGO) bench -p opensandbox-server --bench server

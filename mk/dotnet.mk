@@ -12,7 +12,7 @@ MCS_FLAGS := -langversion:7.2 -warnaserror -nowarn:1591 -debug -optimize+
 DOTNET_CORE_SRC = $(shell find $(DOTNET_DIR)/src -name '*.cs' -not -path '*/CodeInterpreter/*')
 DOTNET_CI_SRC = $(shell find $(DOTNET_DIR)/src/CodeInterpreter -name '*.cs')
 
-.PHONY: setup-dotnet build-dotnet build-csharp test-dotnet bench-dotnet pack-dotnet test-dotnet-package
+.PHONY: setup-dotnet build-dotnet build-csharp test-dotnet bench-dotnet bench-prepare-dotnet pack-dotnet test-dotnet-package
 
 setup-dotnet:
 	@if ! command -v mcs >/dev/null || ! command -v nunit-console >/dev/null || ! command -v nuget >/dev/null \
@@ -58,11 +58,16 @@ pack-dotnet: build-dotnet
 test-dotnet-package: pack-dotnet
 	scripts/with-server.sh "$(SERVER_DEBUG)" $(DOTNET_DIR)/scripts/package_test.sh "$(DOTNET_OUT)/nupkg" "$(DOTNET_OUT)/package-test"
 
-bench-dotnet: build-dotnet build-release
+# `make bench` runs bindings/dotnet/bench/bench.sh after this (ours only: nuget.org is
+# not reachable here).
+bench-prepare-dotnet: build-dotnet build-release
 	mcs $(MCS_FLAGS) -target:exe -out:$(DOTNET_OUT)/driver/Bench.exe \
 	    -r:$(DOTNET_LIB)/Alibaba.OpenSandbox.dll $(DOTNET_DIR)/bench/Bench.cs
-	LD_LIBRARY_PATH=$(CARGO_TARGET_DIR)/release scripts/with-server.sh "$(SERVER_RELEASE)" mono $(DOTNET_OUT)/driver/Bench.exe
 
+bench-dotnet: bench-prepare-dotnet
+	scripts/with-server.sh "$(SERVER_RELEASE)" python3 scripts/bench/run.py dotnet
+
+BENCH_LANGS += dotnet
 BINDING_TESTS += test-dotnet
 SETUP_ALL += setup-dotnet
 DRIVER_BUILDS += build-dotnet

@@ -8,7 +8,7 @@ GO_BENCH := .work/go/bin/opensandbox-go-bench
 # its mtime and size makes every rebuilt library relink the binaries that use it.
 GO_STAMP = -ldflags="-X example.invalid/opensandbox-sdk/go.nativeStamp=$$(stat -c %Y-%s $(1) 2>/dev/null)"
 
-.PHONY: setup-go build-go test-go bench-go
+.PHONY: setup-go build-go test-go bench-go bench-prepare-go
 
 setup-go: setup-ffi
 	@command -v $(GO) >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null; }
@@ -28,11 +28,15 @@ test-go: build build-go
 	$(GO_DIR)/tests/packaging.sh "$(SERVER_DEBUG)" .work/go/pkgtest
 
 # Ours vs a net/http client written the official SDK's way, release builds, one run.
-bench-go: setup-go build-release
+# `make bench` runs bindings/go/bench/bench.sh (this binary) after this.
+bench-prepare-go: setup-go build-release
 	mkdir -p .work/go/bin
 	cd $(GO_DIR) && $(GO) build -tags opensandbox_release $(call GO_STAMP,$(CARGO_TARGET_DIR)/release/libopensandbox_ffi.a) -o $(CURDIR)/$(GO_BENCH) ./bench
-	scripts/with-server.sh "$(SERVER_RELEASE)" $(GO_BENCH)
 
+bench-go: bench-prepare-go
+	scripts/with-server.sh "$(SERVER_RELEASE)" python3 scripts/bench/run.py go
+
+BENCH_LANGS += go
 BINDING_TESTS += test-go
 SETUP_ALL += setup-go
 DRIVER_BUILDS += build-go

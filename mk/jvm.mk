@@ -8,7 +8,7 @@ JVM_VERSION := 1.1.1
 JVM_MVN := $(MVN) -q -B -Dstyle.color=never -Dmaven.repo.local=$(CURDIR)/.work/m2 -Dnative.dir=$(JVM_WORK)/native
 JVM_LIB := $(CARGO_TARGET_DIR)/debug/libopensandbox_jvm.so
 
-.PHONY: setup-jvm prefetch-jvm build-jvm build-java test-jvm bench-jvm
+.PHONY: setup-jvm prefetch-jvm build-jvm build-java test-jvm bench-jvm bench-prepare-java
 
 setup-jvm:
 	@command -v javac >/dev/null && command -v $(MVN) >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless maven >/dev/null; }
@@ -38,14 +38,17 @@ test-jvm: build-jvm
 	scripts/with-server.sh "$(SERVER_DEBUG)" bash -c 'cd $(JVM_DIR) && $(JVM_MVN) install'
 	bindings/jvm/tests/packaging.sh "$(SERVER_DEBUG)" $(JVM_WORK)/pkgtest
 
-# Ours (release library) against the release server, one run.
-bench-jvm: setup-jvm build-release
+# Ours (release library) and the stand-in client: `make bench` runs
+# bindings/jvm/bench/bench.sh after this (as language `java`).
+bench-prepare-java: setup-jvm build-release
 	mkdir -p $(JVM_WORK)/bench
 	cd $(JVM_DIR) && $(JVM_MVN) -DskipTests package
 	javac -cp $(JVM_DIR)/target/classes -d $(JVM_WORK)/bench bindings/jvm/bench/Bench.java
-	scripts/with-server.sh "$(SERVER_RELEASE)" java -Dopensandbox.native.library=$(CARGO_TARGET_DIR)/release/libopensandbox_jvm.so \
-		-cp $(JVM_DIR)/target/classes:$(JVM_WORK)/bench Bench
 
+bench-jvm: bench-prepare-java
+	scripts/with-server.sh "$(SERVER_RELEASE)" python3 scripts/bench/run.py java
+
+BENCH_LANGS += java
 BINDING_TESTS += test-jvm
 SETUP_ALL += prefetch-jvm
 DRIVER_BUILDS += build-jvm

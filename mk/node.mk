@@ -14,7 +14,7 @@ NODE_TOOLS := $(NODE_WORK)/tools
 NODE_TSC := $(NODE_TOOLS)/node_modules/.bin/tsc
 NODE_ESLINT := $(NODE_TOOLS)/node_modules/.bin/eslint
 
-.PHONY: setup-node setup-node-tools lint-node build-node test-node test-node-types lint-node test-node-package bench-node
+.PHONY: setup-node setup-node-tools lint-node build-node test-node test-node-types lint-node test-node-package bench-node bench-prepare-node
 
 # Node >= 20 and npm; Debian's packages when missing.
 setup-node:
@@ -59,16 +59,19 @@ test-node-package: build-node
 	$(NODE_DIR)/tests/extract_quickstart.sh $(NODE_DIR)/README.md > $(NODE_WORK)/package/quickstart.mjs
 	cd $(NODE_WORK)/package && $(CURDIR)/scripts/with-server.sh "$(SERVER_DEBUG)" node quickstart.mjs
 
-# Ours (release addon) vs the official package from npm, same release server, one run.
-bench-node: setup-node build-release
+# Ours (release addon) vs the official package from npm: `make bench` runs
+# bindings/node/bench/bench.sh after this.
+bench-prepare-node: setup-node build-release
 	@mkdir -p $(NODE_WORK)/bench
 	cp -f $(NODE_SO_RELEASE) $(NODE_WORK)/bench/opensandbox.node
 	@cd $(NODE_WORK)/bench && { [ -d node_modules/@alibaba-group/opensandbox ] || \
 	    { printf '{"name":"bench","private":true}\n' > package.json && \
 	      npm install --silent --no-audit --no-fund $(NODE_OFFICIAL); }; }
-	OPENSANDBOX_NODE_ADDON=$(NODE_WORK)/bench/opensandbox.node BENCH_DIR=$(NODE_WORK)/bench \
-	    scripts/with-server.sh "$(SERVER_RELEASE)" node $(NODE_DIR)/bench/bench.mjs
 
+bench-node: bench-prepare-node
+	scripts/with-server.sh "$(SERVER_RELEASE)" python3 scripts/bench/run.py node
+
+BENCH_LANGS += node
 BINDING_TESTS += test-node
 SETUP_ALL += setup-node-tools
 DRIVER_BUILDS += build-node

@@ -10,7 +10,7 @@ PY_SRC := bindings/python/python
 PY_NATIVE_LIB := $(CARGO_TARGET_DIR)/debug/libopensandbox_python.so
 PY_NATIVE_LINK := $(PY_SRC)/opensandbox/_native.abi3.so
 
-.PHONY: setup-python lint-python build-python test-python bench-python demo-python package-test-python official-tools-python
+.PHONY: setup-python lint-python build-python test-python bench-python bench-prepare-python demo-python package-test-python official-tools-python
 
 setup-python:
 	@command -v python3 >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv python3-dev >/dev/null; }
@@ -47,9 +47,14 @@ package-test-python: build-python lint-python
 demo-python: build-python build
 	scripts/with-server.sh "$(SERVER_DEBUG)" env PYTHONPATH="$(CURDIR)/$(PY_SRC)" $(PY) bindings/python/examples/quickstart.py
 
-bench-python: setup-python build-release
-	bindings/python/bench/run.sh "$(SERVER_RELEASE)" "$(PY)"
+# `make bench` (root Makefile) runs bindings/python/bench/bench.sh after this.
+bench-prepare-python: setup-python build-release
+	bindings/python/bench/prepare.sh "$(PY)"
 
+bench-python: bench-prepare-python
+	scripts/with-server.sh "$(SERVER_RELEASE)" python3 scripts/bench/run.py python
+
+BENCH_LANGS += python
 BINDING_TESTS += test-python
 SETUP_ALL += setup-python
 DRIVER_BUILDS += build-python

@@ -414,13 +414,9 @@ func (s *Sandbox) runOp(ctx context.Context, op string, args map[string]any, h *
 	}
 	defer opRelease(started.Handle)
 	partial := &Execution{ID: started.ID}
-	next := map[string]any{"handle": started.Handle}
+	var batch itemBatch
 	for {
-		var batch struct {
-			Events []wireEvent `json:"events"`
-			Done   bool        `json:"done"`
-		}
-		if err := opCall(ctx, "execution.next_batch", next, &batch); err != nil {
+		if err := batch.next(ctx, started.Handle); err != nil {
 			return partial, err
 		}
 		for i := range batch.Events {

@@ -64,6 +64,22 @@ pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
     runtime().block_on(f)
 }
 
+/// Runs `f` on a worker of the shared runtime and waits for its outcome on this
+/// thread (which must not be inside a runtime). For a request, better than
+/// [`block_on`]: the future runs next to the connection task it talks to, and this
+/// thread is woken once, when it is done, instead of at every step of the exchange.
+///
+/// # Errors
+/// The task's `JoinError` when `f` panicked.
+pub fn block_on_worker<F>(f: F) -> Result<F::Output, tokio::task::JoinError>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let rt = runtime();
+    rt.block_on(rt.spawn(f))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,10 +7,11 @@
 //! folded by the core's `ExecutionBuilder` (exit code, execution count, error,
 //! completion): hosts never re-derive it.
 
+use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use opensandbox_core::{
     EventStream, Execution, ExecutionBuilder, ExecutionComplete, ExecutionError, ExecutionHandlers,
     ExecutionResult, OutputMessage, ServerEvent,
@@ -23,16 +24,103 @@ use crate::convert;
 use crate::error::{OpError, OpResult};
 use crate::recorder::Recorder;
 
-/// Capacity of a started run's event queue: a run whose events are not pulled pauses
-/// (the connection applies backpressure to the server) instead of buffering without
-/// bound.
-pub const QUEUE: usize = 1024;
+/// Capacity of a started run's queue, in batches: a run whose events are not pulled
+/// pauses (the connection applies backpressure to the server) instead of buffering
+/// without bound. Each batch holds what one read of the connection brought, at most
+/// [`BATCH_ITEMS`] items or about [`BATCH_BYTES`] of output.
+pub const QUEUE: usize = 16;
+
+/// Most items the pump puts in one queued batch.
+pub const BATCH_ITEMS: usize = 4096;
+
+/// Output text after which the pump queues its batch (a bound on memory, not a target:
+/// a batch goes as soon as the connection has nothing more ready).
+pub const BATCH_BYTES: usize = 1024 * 1024;
 
 /// Default and largest `max` of `execution.next_batch`.
 pub const DEFAULT_BATCH: usize = 256;
 
 /// How long a start waits for the `init` event.
 pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One pulled item of a run, as queued: output lines stay typed (no JSON tree per line)
+/// until a host converts them, every other item is its §5 JSON object.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// `{"type": "stdout"|"stderr", "text", "timestamp"}`.
+    Output {
+        stderr: bool,
+        text: String,
+        timestamp: i64,
+    },
+    /// Any other item (init, result, error, completion, status, count, metrics, end).
+    Json(Value),
+}
+
+impl Item {
+    /// The item as its §5 JSON object.
+    pub fn into_json(self) -> Value {
+        match self {
+            Item::Output {
+                stderr,
+                text,
+                timestamp,
+            } => json!({"type": if stderr { "stderr" } else { "stdout" }, "text": text,
+                        "timestamp": timestamp}),
+            Item::Json(v) => v,
+        }
+    }
+
+    /// True for the run's last item.
+    pub fn is_end(&self) -> bool {
+        matches!(self, Item::Json(v) if v["type"] == "end")
+    }
+
+    /// Bytes of output text this item holds (what bounds a queued batch).
+    fn weight(&self) -> usize {
+        match self {
+            Item::Output { text, .. } => text.len(),
+            Item::Json(_) => 64,
+        }
+    }
+}
+
+impl serde::Serialize for Item {
+    /// The §5 JSON object, written without building a tree first.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            Item::Output {
+                stderr,
+                text,
+                timestamp,
+            } => {
+                let mut m = s.serialize_map(Some(3))?;
+                m.serialize_entry("type", if *stderr { "stderr" } else { "stdout" })?;
+                m.serialize_entry("text", text)?;
+                m.serialize_entry("timestamp", timestamp)?;
+                m.end()
+            }
+            Item::Json(v) => v.serialize(s),
+        }
+    }
+}
+
+/// One answer of `execution.next_batch`: the items and whether the run's end is among
+/// them (or was already pulled).
+#[derive(Debug, Default, serde::Serialize)]
+pub struct Batch {
+    pub events: Vec<Item>,
+    pub done: bool,
+}
+
+impl Batch {
+    /// `{"events": [...], "done"}`.
+    pub fn into_json(self) -> Value {
+        let events: Vec<Value> = self.events.into_iter().map(Item::into_json).collect();
+        json!({"events": events, "done": self.done})
+    }
+}
 
 pub fn init_event(id: &str, timestamp: i64) -> Value {
     json!({"type": "init", "id": id, "timestamp": timestamp})
@@ -65,10 +153,10 @@ pub fn end_item(outcome: &Result<Execution, OpError>, extra: Map<String, Value>)
     }
 }
 
-/// Collects the handler calls of one event as JSON events.
+/// Collects the handler calls of one event as items.
 #[derive(Default)]
 struct Sink {
-    events: Vec<Value>,
+    events: Vec<Item>,
     init: Option<oneshot::Sender<String>>,
 }
 
@@ -78,39 +166,86 @@ impl ExecutionHandlers for Sink {
             // The receiver is gone only when the start already gave up.
             let _ = tx.send(id.to_owned());
         }
-        self.events.push(init_event(id, ts));
+        self.events.push(Item::Json(init_event(id, ts)));
         Ok(())
     }
     fn on_stdout(&mut self, m: &OutputMessage) -> opensandbox_core::Result<()> {
-        self.events.push(output_event("stdout", m));
+        self.events.push(output_item(false, m));
         Ok(())
     }
     fn on_stderr(&mut self, m: &OutputMessage) -> opensandbox_core::Result<()> {
-        self.events.push(output_event("stderr", m));
+        self.events.push(output_item(true, m));
         Ok(())
     }
     fn on_result(&mut self, r: &ExecutionResult) -> opensandbox_core::Result<()> {
-        self.events.push(result_event(r));
+        self.events.push(Item::Json(result_event(r)));
         Ok(())
     }
     fn on_execution_complete(&mut self, c: &ExecutionComplete) -> opensandbox_core::Result<()> {
-        self.events.push(complete_event(c));
+        self.events.push(Item::Json(complete_event(c)));
         Ok(())
     }
     fn on_error(&mut self, e: &ExecutionError) -> opensandbox_core::Result<()> {
-        self.events.push(error_event(e));
+        self.events.push(Item::Json(error_event(e)));
         Ok(())
     }
 }
 
-/// Drives `stream` to its end, folding with the core's `ExecutionBuilder`, sending
-/// events (when `events`) and then the end item on `tx`.
+fn output_item(stderr: bool, m: &OutputMessage) -> Item {
+    Item::Output {
+        stderr,
+        text: m.text.clone(),
+        timestamp: m.timestamp,
+    }
+}
+
+/// Items on their way to the run's queue, sent as one batch.
+struct Outbox {
+    tx: mpsc::Sender<Vec<Item>>,
+    batch: Vec<Item>,
+    bytes: usize,
+}
+
+impl Outbox {
+    fn new(tx: mpsc::Sender<Vec<Item>>) -> Self {
+        Outbox {
+            tx,
+            batch: Vec::new(),
+            bytes: 0,
+        }
+    }
+
+    fn push(&mut self, item: Item) {
+        self.bytes += item.weight();
+        self.batch.push(item);
+    }
+
+    fn full(&self) -> bool {
+        self.batch.len() >= BATCH_ITEMS || self.bytes >= BATCH_BYTES
+    }
+
+    /// Queues the batch (waiting while the queue is full); `false` once the host
+    /// released the run.
+    async fn flush(&mut self) -> bool {
+        if self.batch.is_empty() {
+            return true;
+        }
+        self.bytes = 0;
+        let batch = std::mem::take(&mut self.batch);
+        self.tx.send(batch).await.is_ok()
+    }
+}
+
+/// Drives `stream` to its end, folding with the core's `ExecutionBuilder`, queueing
+/// events (when `events`) and then the end item on `tx`. Events that are already
+/// parsed when one arrives go out in the same batch: a fast stream costs one queue
+/// send per network read, not one per line.
 async fn pump(
     stream: EventStream,
     skip: bool,
     events: bool,
     init: oneshot::Sender<String>,
-    tx: mpsc::Sender<Value>,
+    tx: mpsc::Sender<Vec<Item>>,
 ) {
     let mut stream = stream;
     let mut builder = ExecutionBuilder::new(stream.kind()).skip_accumulation(skip);
@@ -118,37 +253,70 @@ async fn pump(
         events: Vec::new(),
         init: Some(init),
     };
+    let mut out = Outbox::new(tx);
+    let released = || OpError::new("cancelled", "execution", "the run was released");
     let outcome: Result<Execution, OpError> = async {
-        while let Some(ev) = stream.next().await {
-            let ev = ev?;
-            // No handler of the core sees these two (they fold into nothing but the
-            // execution count): hosts with a raw-event API still get them, in order.
-            match &ev {
-                ServerEvent::Status { text, timestamp } => sink
-                    .events
-                    .push(json!({"type": "status", "text": text, "timestamp": timestamp})),
-                ServerEvent::ExecutionCount { count, timestamp } => sink.events.push(
-                    json!({"type": "execution_count", "count": count, "timestamp": timestamp}),
-                ),
-                _ => {}
-            }
-            builder.observe(&ev, &mut sink)?;
-            for e in sink.events.drain(..) {
-                if events && tx.send(e).await.is_err() {
-                    // The host released the handle: stop (dropping the stream).
-                    return Err(OpError::new(
-                        "cancelled",
-                        "execution",
-                        "the run was released",
-                    ));
+        loop {
+            // Wait only with nothing in hand; otherwise take what is ready and queue
+            // the batch as soon as the stream would wait.
+            let next = if out.batch.is_empty() {
+                stream.next().await
+            } else {
+                match stream.next().now_or_never() {
+                    Some(next) => next,
+                    None => {
+                        if !out.flush().await {
+                            return Err(released());
+                        }
+                        continue;
+                    }
                 }
+            };
+            let Some(ev) = next else { break };
+            let ev = ev?;
+            match ev {
+                // Output of a run that keeps none: the line moves into its item, no copy.
+                ServerEvent::Stdout(m) | ServerEvent::Stderr(m) if skip && events => {
+                    let stderr = m.is_error;
+                    out.push(Item::Output {
+                        stderr,
+                        text: m.text,
+                        timestamp: m.timestamp,
+                    });
+                }
+                ev => {
+                    // No handler of the core sees these two (they fold into nothing but
+                    // the execution count): hosts with a raw-event API still get them.
+                    match &ev {
+                        ServerEvent::Status { text, timestamp } => sink.events.push(Item::Json(
+                            json!({"type": "status", "text": text, "timestamp": timestamp}),
+                        )),
+                        ServerEvent::ExecutionCount { count, timestamp } => sink
+                            .events
+                            .push(Item::Json(json!({"type": "execution_count",
+                                "count": count, "timestamp": timestamp}))),
+                        _ => {}
+                    }
+                    builder.observe(&ev, &mut sink)?;
+                    for e in sink.events.drain(..) {
+                        if events {
+                            out.push(e);
+                        }
+                    }
+                }
+            }
+            if out.full() && !out.flush().await {
+                return Err(released());
             }
         }
         Ok(builder.finish())
     }
     .await;
     drop(stream);
-    let _ = tx.send(end_item(&outcome, Map::new())).await;
+    if out.flush().await {
+        out.push(Item::Json(end_item(&outcome, Map::new())));
+        out.flush().await;
+    }
 }
 
 /// Aborts the spawned task when dropped, unless [`AbortOnDrop::disarm`]ed.
@@ -180,8 +348,20 @@ pub struct Run {
 }
 
 struct RunRx {
-    rx: mpsc::Receiver<Value>,
+    rx: mpsc::Receiver<Vec<Item>>,
+    /// The rest of a queued batch that a smaller `max` left.
+    pending: VecDeque<Item>,
     ended: bool,
+}
+
+impl RunRx {
+    fn new(rx: mpsc::Receiver<Vec<Item>>) -> Self {
+        RunRx {
+            rx,
+            pending: VecDeque::new(),
+            ended: false,
+        }
+    }
 }
 
 impl Run {
@@ -200,14 +380,15 @@ impl Run {
             match open.await {
                 Ok(stream) => pump(stream, skip, events, init_tx, tx).await,
                 Err(e) => {
-                    let _ = err_tx.send(end_item(&Err(e.into()), Map::new())).await;
+                    let end = Item::Json(end_item(&Err(e.into()), Map::new()));
+                    let _ = err_tx.send(vec![end]).await;
                 }
             }
         })));
         match tokio::time::timeout(START_TIMEOUT, init_rx).await {
             Ok(Ok(id)) => Ok(Run {
                 id,
-                rx: tokio::sync::Mutex::new(RunRx { rx, ended: false }),
+                rx: tokio::sync::Mutex::new(RunRx::new(rx)),
                 task: Mutex::new(task.disarm()),
                 events,
             }),
@@ -217,11 +398,12 @@ impl Run {
                 if let Some(t) = task.0.as_mut() {
                     let _ = t.await;
                 }
-                let mut items = end.into_iter().collect::<Vec<_>>();
+                let mut items = end.into_iter().flatten().collect::<Vec<_>>();
                 while let Ok(v) = rx.try_recv() {
-                    items.push(v);
+                    items.extend(v);
                 }
-                match items.into_iter().rev().find(|v| v["type"] == "end") {
+                let end = items.into_iter().rev().find(Item::is_end);
+                match end.map(Item::into_json) {
                     Some(v) if v["ok"] == false => Err(failure(&v["error"])),
                     _ => Err(OpError::new(
                         "stream",
@@ -254,7 +436,7 @@ impl Run {
             let outcome = loop {
                 match stream.next().await {
                     Some(Ok(v)) => {
-                        if tx.send(v).await.is_err() {
+                        if tx.send(vec![Item::Json(v)]).await.is_err() {
                             // Released: nobody pulls any more.
                             return;
                         }
@@ -268,11 +450,11 @@ impl Run {
                 Ok(()) => json!({"type": "end", "ok": true, "execution": null}),
                 Err(e) => json!({"type": "end", "ok": false, "error": e.to_json()}),
             };
-            let _ = tx.send(end).await;
+            let _ = tx.send(vec![Item::Json(end)]).await;
         });
         Run {
             id: String::new(),
-            rx: tokio::sync::Mutex::new(RunRx { rx, ended: false }),
+            rx: tokio::sync::Mutex::new(RunRx::new(rx)),
             task: Mutex::new(Some(task)),
             events: true,
         }
@@ -288,36 +470,67 @@ impl Run {
     /// Up to `max` already-arrived items, waiting up to `wait` (None = until one
     /// arrives) for the first. `done` once the end item was returned.
     pub async fn next_batch(&self, max: usize, wait: Option<Duration>) -> Value {
+        self.next_items(max, wait).await.into_json()
+    }
+
+    /// [`Run::next_batch`] with the items as they were queued, for hosts that convert
+    /// them to their own values without a JSON tree.
+    pub async fn next_items(&self, max: usize, wait: Option<Duration>) -> Batch {
         let mut g = self.rx.lock().await;
+        let g = &mut *g;
+        let max = max.max(1);
         let mut items = Vec::new();
         if g.ended {
-            return json!({"events": items, "done": true});
+            return Batch {
+                events: items,
+                done: true,
+            };
         }
-        let first = match wait {
-            None => g.rx.recv().await,
-            Some(d) if d.is_zero() => g.rx.try_recv().ok(),
-            Some(d) => tokio::time::timeout(d, g.rx.recv()).await.ok().flatten(),
-        };
         let cancelled = || {
-            json!({"type": "end", "ok": false,
-                   "error": OpError::new("cancelled", "execution.next_batch", "the run was cancelled").to_json()})
+            Item::Json(json!({"type": "end", "ok": false,
+                   "error": OpError::new("cancelled", "execution.next_batch", "the run was cancelled").to_json()}))
         };
-        match first {
-            Some(v) => items.push(v),
-            None if wait.is_none() || g.rx.is_closed() => items.push(cancelled()),
-            None => {}
-        }
-        while items.len() < max.max(1) && !is_end(items.last()) {
-            match g.rx.try_recv() {
-                Ok(v) => items.push(v),
-                Err(mpsc::error::TryRecvError::Empty) => break,
-                Err(mpsc::error::TryRecvError::Disconnected) => {
-                    items.push(cancelled());
-                }
+        if g.pending.is_empty() {
+            let first = match wait {
+                None => g.rx.recv().await,
+                Some(d) if d.is_zero() => g.rx.try_recv().ok(),
+                Some(d) => tokio::time::timeout(d, g.rx.recv()).await.ok().flatten(),
+            };
+            match first {
+                Some(batch) => g.pending.extend(batch),
+                None if wait.is_none() || g.rx.is_closed() => g.pending.push_back(cancelled()),
+                None => {}
             }
         }
-        g.ended = is_end(items.last());
-        json!({"events": items, "done": g.ended})
+        loop {
+            while items.len() < max {
+                let Some(item) = g.pending.pop_front() else {
+                    break;
+                };
+                let end = item.is_end();
+                items.push(item);
+                if end {
+                    g.pending.clear();
+                    g.ended = true;
+                    return Batch {
+                        events: items,
+                        done: true,
+                    };
+                }
+            }
+            if items.len() >= max || items.is_empty() {
+                break;
+            }
+            match g.rx.try_recv() {
+                Ok(batch) => g.pending.extend(batch),
+                Err(mpsc::error::TryRecvError::Empty) => break,
+                Err(mpsc::error::TryRecvError::Disconnected) => g.pending.push_back(cancelled()),
+            }
+        }
+        Batch {
+            events: items,
+            done: false,
+        }
     }
 
     /// Pulls everything to the end: the Execution (with `events`, the items not pulled
@@ -325,20 +538,16 @@ impl Run {
     pub async fn wait(&self) -> OpResult {
         let mut events = Vec::new();
         loop {
-            let batch = self.next_batch(DEFAULT_BATCH, None).await;
-            let Value::Object(mut b) = batch else {
-                break;
-            };
-            let done = b.get("done") == Some(&Value::Bool(true));
-            if let Some(Value::Array(items)) = b.remove("events") {
-                for item in items {
-                    if item["type"] == "end" {
-                        return finish(item, events, self.events);
-                    }
-                    events.push(item);
+            let batch = self.next_items(BATCH_ITEMS, None).await;
+            for item in batch.events {
+                if item.is_end() {
+                    return finish(item.into_json(), events, self.events);
+                }
+                if self.events {
+                    events.push(item.into_json());
                 }
             }
-            if done {
+            if batch.done {
                 break;
             }
         }
@@ -347,10 +556,6 @@ impl Run {
             "execution.wait: the run's outcome was already pulled",
         ))
     }
-}
-
-fn is_end(v: Option<&Value>) -> bool {
-    v.is_some_and(|v| v["type"] == "end")
 }
 
 /// An error payload (from an end item) back as an [`OpError`].
@@ -381,6 +586,24 @@ fn finish(end: Value, events: Vec<Value>, with_events: bool) -> OpResult {
         }
     }
     Ok(ex)
+}
+
+impl crate::session::Session {
+    /// `execution.next_batch` of run `handle` with its items as queued (output lines
+    /// typed, the rest as JSON objects): for hosts that build their own objects
+    /// without a JSON tree per event.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a handle that is not a run.
+    pub async fn next_items(
+        &self,
+        handle: u64,
+        max: usize,
+        wait: Option<Duration>,
+    ) -> Result<Batch, OpError> {
+        let run = self.run("execution.next_batch", handle)?;
+        Ok(run.next_items(max, wait).await)
+    }
 }
 
 /// Runs a stream to completion in the calling task with `recorder` (events, digest).

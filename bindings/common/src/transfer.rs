@@ -20,9 +20,105 @@ use crate::error::{OpError, OpResult};
 use crate::ops::files::{read_options, write_entry};
 use crate::session::{Entry, Session};
 
-/// An open download.
+/// Network chunks a download reads ahead of the host (each is what one read of the
+/// connection brought, up to hyper's buffer of ~400 KiB): the connection keeps
+/// receiving while the host handles the previous read, with memory bounded.
+const READ_AHEAD: usize = 32;
+
+/// An open download: a task reads the body ahead into a bounded queue; each read
+/// takes what has already arrived, up to the host's size, in one crossing.
 pub struct Download {
-    state: tokio::sync::Mutex<(BytesStream, Bytes)>,
+    state: tokio::sync::Mutex<Ahead>,
+    task: JoinHandle<()>,
+}
+
+struct Ahead {
+    rx: mpsc::Receiver<opensandbox_core::Result<Bytes>>,
+    /// The unread rest of the last chunk taken.
+    pending: Bytes,
+    /// An error that arrived after data of the same read: the next read reports it.
+    failed: Option<OpError>,
+    done: bool,
+}
+
+impl Drop for Download {
+    fn drop(&mut self) {
+        // Closing the download stops the read-ahead (and with it the connection).
+        self.task.abort();
+    }
+}
+
+impl Download {
+    fn start(mut stream: BytesStream) -> Download {
+        let (tx, rx) = mpsc::channel(READ_AHEAD);
+        let task = tokio::spawn(async move {
+            while let Some(chunk) = stream.next().await {
+                let failed = chunk.is_err();
+                if tx.send(chunk).await.is_err() || failed {
+                    return;
+                }
+            }
+        });
+        Download {
+            state: tokio::sync::Mutex::new(Ahead {
+                rx,
+                pending: Bytes::new(),
+                failed: None,
+                done: false,
+            }),
+            task,
+        }
+    }
+
+    /// Up to `max` bytes as one or more slices of the received chunks, waiting only for
+    /// the first: empty at the end.
+    async fn read_parts(&self, max: usize) -> Result<Vec<Bytes>, OpError> {
+        let max = max.max(1);
+        let mut g = self.state.lock().await;
+        let mut parts = Vec::new();
+        let mut got = 0usize;
+        if let Some(e) = g.failed.take() {
+            return Err(e);
+        }
+        while got < max {
+            if g.pending.is_empty() {
+                if g.done {
+                    break;
+                }
+                let next = if parts.is_empty() {
+                    g.rx.recv().await
+                } else {
+                    match g.rx.try_recv() {
+                        Ok(chunk) => Some(chunk),
+                        Err(mpsc::error::TryRecvError::Empty) => break,
+                        Err(mpsc::error::TryRecvError::Disconnected) => None,
+                    }
+                };
+                match next {
+                    Some(Ok(chunk)) => g.pending = chunk,
+                    Some(Err(e)) => {
+                        g.done = true;
+                        if parts.is_empty() {
+                            return Err(e.into());
+                        }
+                        // What arrived before the error goes first.
+                        g.failed = Some(e.into());
+                        break;
+                    }
+                    None => {
+                        g.done = true;
+                        break;
+                    }
+                }
+                continue;
+            }
+            let n = (max - got).min(g.pending.len());
+            let part = g.pending.split_to(n);
+            got += n;
+            parts.push(part);
+        }
+        Ok(parts)
+    }
 }
 
 /// An open upload.
@@ -51,9 +147,9 @@ pub async fn download_open(s: &Session, a: ReadArgs) -> OpResult {
     const OP: &str = "download.open";
     let fs = crate::ops::files::files_client(s, OP, &a).await?;
     let stream = fs.read_bytes_stream(&a.path, &read_options(&a)).await?;
-    let h = s.insert(Entry::Download(std::sync::Arc::new(Download {
-        state: tokio::sync::Mutex::new((stream, Bytes::new())),
-    })));
+    let h = s.insert(Entry::Download(std::sync::Arc::new(Download::start(
+        stream,
+    ))));
     Ok(json!({"handle": h}))
 }
 
@@ -158,25 +254,43 @@ impl Session {
         }
     }
 
-    /// Up to `max` bytes of download `handle`; empty at the end.
+    /// Up to `max` bytes of download `handle`: what has already arrived, waiting only
+    /// while nothing has; empty at the end. One chunk is handed over as it is; several
+    /// are joined (hosts that copy anyway use [`Session::download_read_parts`]).
     ///
     /// # Errors
     /// The download's error, or `invalid_argument` for a stale handle.
     pub async fn download_read(&self, handle: u64, max: usize) -> Result<Bytes, OpError> {
+        let parts = self.download_read_parts(handle, max).await?;
+        Ok(match parts.len() {
+            0 => Bytes::new(),
+            1 => parts.into_iter().next().unwrap_or_default(),
+            _ => {
+                let mut joined = bytes::BytesMut::with_capacity(parts.iter().map(Bytes::len).sum());
+                for p in &parts {
+                    joined.extend_from_slice(p);
+                }
+                joined.freeze()
+            }
+        })
+    }
+
+    /// [`Session::download_read`] as the received slices, in order (at most `max`
+    /// bytes in all; none at the end), for a host that copies them straight into its
+    /// own buffer.
+    ///
+    /// # Errors
+    /// As [`Session::download_read`].
+    pub async fn download_read_parts(
+        &self,
+        handle: u64,
+        max: usize,
+    ) -> Result<Vec<Bytes>, OpError> {
         let d = self.typed("download.read", handle, "download", |e| match e {
             Entry::Download(d) => Some(d.clone()),
             _ => None,
         })?;
-        let mut g = d.state.lock().await;
-        let (stream, pending) = &mut *g;
-        while pending.is_empty() {
-            match stream.next().await {
-                Some(chunk) => *pending = chunk?,
-                None => return Ok(Bytes::new()),
-            }
-        }
-        let n = max.max(1).min(pending.len());
-        Ok(pending.split_to(n))
+        d.read_parts(max).await
     }
 
     /// The bytes of a file (`args` as `files.read_bytes`).
@@ -201,5 +315,62 @@ impl Session {
         let mut e = write_entry(&a.entry())?;
         e.data = WriteData::Bytes(data);
         Ok(fs.write_files(vec![e]).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    fn download(chunks: Vec<opensandbox_core::Result<Bytes>>) -> Download {
+        Download::start(Box::pin(futures_util::stream::iter(chunks)))
+    }
+
+    async fn settle() {
+        // Lets the read-ahead task queue what it has.
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+
+    #[test]
+    fn reads_gather_what_arrived_up_to_max_in_order() {
+        rt().block_on(async {
+            let d = download(vec![
+                Ok(Bytes::from_static(b"abc")),
+                Ok(Bytes::from_static(b"defg")),
+                Ok(Bytes::from_static(b"h")),
+            ]);
+            settle().await;
+            let parts = d.read_parts(5).await.unwrap();
+            assert_eq!(parts.concat(), b"abcde");
+            let parts = d.read_parts(100).await.unwrap();
+            assert_eq!(parts.concat(), b"fgh");
+            assert!(d.read_parts(100).await.unwrap().is_empty());
+            assert!(d.read_parts(100).await.unwrap().is_empty());
+        });
+    }
+
+    #[test]
+    fn an_error_after_data_comes_with_the_next_read() {
+        rt().block_on(async {
+            let cut = opensandbox_core::Error::new(
+                opensandbox_core::ErrorKind::Connection,
+                "files.read",
+                "cut",
+            );
+            let d = download(vec![Ok(Bytes::from_static(b"abc")), Err(cut)]);
+            settle().await;
+            assert_eq!(d.read_parts(100).await.unwrap().concat(), b"abc");
+            let e = d.read_parts(100).await.unwrap_err();
+            assert_eq!(e.kind, "connection");
+            assert!(d.read_parts(100).await.unwrap().is_empty());
+        });
     }
 }

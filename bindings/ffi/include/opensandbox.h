@@ -266,6 +266,21 @@ int64_t osb_session_download_read(const struct OsbSession *s,
                                   const struct OsbCancel *cancel,
                                   struct OsbError **error_out);
 
+// The next items of run `handle` (as `execution.next_batch {handle, max}`: up to `max`
+// already-arrived items, waiting only for the first) in the binary layout of API.md
+// §4 "Executions": output lines as raw text, other items as JSON objects. Returns an
+// owned `OsbChunk *` (free with `osb_chunk_free`), or NULL with `*error_out` set. Not
+// callable from a library callback.
+//
+// # Safety
+// `s` is a live `OsbSession`; `cancel` is NULL or a live `OsbCancel`; `error_out` is
+// NULL or writable.
+struct OsbChunk *osb_session_next_items_blocking(const struct OsbSession *s,
+                                                 uint64_t handle,
+                                                 size_t max,
+                                                 const struct OsbCancel *cancel,
+                                                 struct OsbError **error_out);
+
 // Async download read: the callback's result is an owned `OsbChunk *` of at most
 // `max` bytes (free with `osb_chunk_free`; read it with `osb_chunk_data`), or NULL at
 // the end. One read at a time per download.

@@ -14,6 +14,7 @@ use std::ffi::c_char;
 
 mod cancel;
 mod error;
+mod items;
 mod session;
 mod transfer;
 mod util;

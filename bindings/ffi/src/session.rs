@@ -199,6 +199,32 @@ fn block<T>(
     rt.handle.block_on(guarded(op.to_owned(), cancel, fut))
 }
 
+/// [`block`] for a future that can move: it runs on a worker thread, next to the
+/// connection tasks it talks to, and the calling thread only waits for its outcome.
+/// One wake-up of the caller per call, instead of a hand-off between the caller and
+/// the connection task for every step of the exchange (request sent, head received,
+/// body read), each of which costs a thread wake-up.
+fn block_on_worker<T: Send + 'static>(
+    rt: &RuntimeBox,
+    op: &str,
+    cancel: Option<CancellationToken>,
+    fut: impl Future<Output = Result<T, OpError>> + Send + 'static,
+) -> Result<T, OpError> {
+    if Handle::try_current().is_ok() {
+        return Err(invalid(
+            op,
+            format!("{op}: blocking call from a runtime thread (e.g. inside a callback)"),
+        ));
+    }
+    let task = rt.handle.spawn(guarded(op.to_owned(), cancel, fut));
+    rt.handle.block_on(task).unwrap_or_else(|e| {
+        Err(OpError::internal(
+            op,
+            format!("the call's task failed: {e}"),
+        ))
+    })
+}
+
 /// Spawns `fut` on the runtime; its outcome goes to `done`. The task holds a reference
 /// to the runtime, so freeing the session and the runtime while it is in flight does not
 /// stop it (its callback still fires).
@@ -399,7 +425,10 @@ pub unsafe extern "C" fn osb_session_call_blocking(
                 .ok_or_else(|| invalid(OP, format!("{OP}: op must not be NULL")))?;
             let args = json_args(op, opt_str(op, "args_json", args_json)?)?;
             let session = s.session.clone();
-            let v = block(&s.rt, op, token(cancel), session.call(op, args))?;
+            let name = op.to_owned();
+            let v = block_on_worker(&s.rt, op, token(cancel), async move {
+                session.call(&name, args).await
+            })?;
             Ok(into_c_string(to_json_string(op, &v)?))
         })
     }
@@ -577,10 +606,57 @@ pub unsafe extern "C" fn osb_session_download_read(
             }
             let cap = cap.min(i64::MAX as usize);
             let session = s.session.clone();
-            let chunk = block(&s.rt, OP, token(cancel), session.download_read(handle, cap))?;
-            let n = chunk.len().min(cap);
-            std::ptr::copy_nonoverlapping(chunk.as_ptr(), buf, n);
+            // What has already arrived, up to `cap`, copied straight into `buf`.
+            let parts = block(
+                &s.rt,
+                OP,
+                token(cancel),
+                session.download_read_parts(handle, cap),
+            )?;
+            let mut n = 0usize;
+            for part in parts {
+                let len = part.len().min(cap - n);
+                std::ptr::copy_nonoverlapping(part.as_ptr(), buf.add(n), len);
+                n += len;
+            }
             Ok(n as i64)
+        })
+    }
+}
+
+/// The next items of run `handle` (as `execution.next_batch {handle, max}`: up to `max`
+/// already-arrived items, waiting only for the first) in the binary layout of API.md
+/// §4 "Executions": output lines as raw text, other items as JSON objects. Returns an
+/// owned `OsbChunk *` (free with `osb_chunk_free`), or NULL with `*error_out` set. Not
+/// callable from a library callback.
+///
+/// # Safety
+/// `s` is a live `OsbSession`; `cancel` is NULL or a live `OsbCancel`; `error_out` is
+/// NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn osb_session_next_items_blocking(
+    s: *const OsbSession,
+    handle: u64,
+    max: libc::size_t,
+    cancel: *const OsbCancel,
+    error_out: *mut *mut OsbError,
+) -> *mut crate::transfer::OsbChunk {
+    const OP: &str = "execution.next_batch";
+    // SAFETY: caller contract.
+    unsafe {
+        sync_export(OP, error_out, std::ptr::null_mut(), || {
+            let s = session_ref(OP, s)?;
+            let session = s.session.clone();
+            let batch = block(
+                &s.rt,
+                OP,
+                token(cancel),
+                session.next_items(handle, max.max(1), None),
+            )?;
+            let bytes = crate::items::encode(OP, &batch)?;
+            Ok(Box::into_raw(Box::new(crate::transfer::OsbChunk::new(
+                Bytes::from(bytes),
+            ))))
         })
     }
 }

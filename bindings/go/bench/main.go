@@ -1,8 +1,9 @@
-// Command bench compares this module against a plain net/http client that speaks the
-// protocol the way the official Go SDK does (net/http, bufio.Scanner + encoding/json
-// per SSE line, multipart through io.Pipe), on the same server and sandbox. The
-// official module itself does not resolve from the Go module proxy, so this stand-in
-// is the baseline. Run by `make bench-go` through scripts/with-server.sh.
+// Command bench is the Go runner of `make bench` (scripts/bench/run.py): the shared
+// workloads (BENCH_* variables) through this module and through a plain net/http client
+// that speaks the protocol the way the official Go SDK does (net/http, bufio.Scanner +
+// encoding/json per SSE line, multipart through io.Pipe), on the same server and
+// sandbox; one JSON line per column. The official module itself does not resolve from
+// the Go module proxy here, so this stand-in takes its column.
 package main
 
 import (
@@ -18,15 +19,11 @@ import (
 	"net/url"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	opensandbox "example.invalid/opensandbox-sdk/go"
-)
-
-const (
-	stdoutMB   = 100
-	transferMB = 256
 )
 
 type baseline struct {
@@ -144,25 +141,12 @@ func (b *baseline) download(ctx context.Context, path string) (int64, error) {
 	return io.Copy(io.Discard, resp.Body)
 }
 
-// zeroReader yields n bytes without holding them.
-type zeroReader struct{ left int64 }
-
-func (z *zeroReader) Read(p []byte) (int, error) {
-	if z.left <= 0 {
-		return 0, io.EOF
+func p50(n, warm int, f func() error) (float64, error) {
+	for i := 0; i < warm; i++ {
+		if err := f(); err != nil {
+			return 0, err
+		}
 	}
-	n := int64(len(p))
-	if n > z.left {
-		n = z.left
-	}
-	for i := range p[:n] {
-		p[i] = 'x'
-	}
-	z.left -= n
-	return int(n), nil
-}
-
-func p50(n int, f func() error) (time.Duration, error) {
 	var d []time.Duration
 	for i := 0; i < n; i++ {
 		t := time.Now()
@@ -172,13 +156,13 @@ func p50(n int, f func() error) (time.Duration, error) {
 		d = append(d, time.Since(t))
 	}
 	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	return d[len(d)/2], nil
+	return float64(d[len(d)/2].Nanoseconds()) / 1e6, nil
 }
 
-func once(f func() error) (time.Duration, error) {
+func once(f func() error) (float64, error) {
 	t := time.Now()
 	err := f()
-	return time.Since(t), err
+	return time.Since(t).Seconds(), err
 }
 
 func must(err error) {
@@ -188,10 +172,78 @@ func must(err error) {
 	}
 }
 
-type row struct {
-	name      string
-	ours, ref time.Duration
-	mb        float64
+func envInt(k string, d int) int {
+	if v, err := strconv.Atoi(os.Getenv(k)); err == nil {
+		return v
+	}
+	return d
+}
+
+// result is one column of `make bench` (scripts/bench/run.py).
+type result struct {
+	Lang     string  `json:"lang"`
+	Impl     string  `json:"impl"`
+	FileInfo float64 `json:"file_info_p50_ms"`
+	RunTrue  float64 `json:"run_true_p50_ms"`
+	Stdout   float64 `json:"stdout_mb_s"`
+	Upload   float64 `json:"upload_mb_s"`
+	Download float64 `json:"download_mb_s"`
+}
+
+// client is what each column is measured through.
+type client struct {
+	fileInfo func() error
+	run      func(cmd string, onStdout func(string)) error
+	upload   func(path string, r io.Reader) error
+	download func(path string) (int64, error)
+}
+
+func measure(impl string, c client) result {
+	infoCalls := envInt("BENCH_INFO_CALLS", 200)
+	runCalls := envInt("BENCH_RUN_CALLS", 50)
+	stdoutCmd := os.Getenv("BENCH_STDOUT_CMD")
+	stdoutBytes := int64(envInt("BENCH_STDOUT_BYTES", 0))
+	uploadFile := os.Getenv("BENCH_UPLOAD_FILE")
+	st, err := os.Stat(uploadFile)
+	must(err)
+	size := st.Size()
+	r := result{Lang: "go", Impl: impl}
+
+	r.FileInfo, err = p50(infoCalls, 20, c.fileInfo)
+	must(err)
+	r.RunTrue, err = p50(runCalls, 5, func() error { return c.run("true", func(string) {}) })
+	must(err)
+
+	var got int64
+	s, err := once(func() error { return c.run(stdoutCmd, func(t string) { got += int64(len(t)) + 1 }) })
+	must(err)
+	if got != stdoutBytes {
+		must(fmt.Errorf("%s: stdout got %d of %d bytes", impl, got, stdoutBytes))
+	}
+	r.Stdout = float64(stdoutBytes) / 1e6 / s
+
+	dst := "/tmp/bench/" + impl + ".bin"
+	s, err = once(func() error {
+		f, err := os.Open(uploadFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return c.upload(dst, f)
+	})
+	must(err)
+	r.Upload = float64(size) / 1e6 / s
+
+	s, err = once(func() error {
+		n, err := c.download(dst)
+		if err == nil && n != size {
+			err = fmt.Errorf("%s: downloaded %d of %d bytes", impl, n, size)
+		}
+		return err
+	})
+	must(err)
+	r.Download = float64(size) / 1e6 / s
+	return r
 }
 
 func main() {
@@ -211,88 +263,43 @@ func main() {
 		hdr[k] = v
 	}
 	ref := &baseline{base: strings.TrimRight(base, "/"), headers: hdr, client: &http.Client{}}
-	must(sb.UploadFile(ctx, strings.NewReader("x"), opensandbox.UploadFileOptions{Metadata: opensandbox.FileMetadata{Path: "/tmp/bench/probe"}}))
+	const probe = "/tmp/bench/small.txt"
+	must(sb.UploadFile(ctx, strings.NewReader("x"), opensandbox.UploadFileOptions{Metadata: opensandbox.FileMetadata{Path: probe}}))
 
-	var rows []row
-	// Warm both connection pools.
-	for i := 0; i < 20; i++ {
-		_, _ = sb.GetFileInfo(ctx, "/tmp/bench/probe")
-		_ = ref.fileInfo(ctx, "/tmp/bench/probe")
-	}
-	o, err := p50(300, func() error { _, e := sb.GetFileInfo(ctx, "/tmp/bench/probe"); return e })
-	must(err)
-	r, err := p50(300, func() error { return ref.fileInfo(ctx, "/tmp/bench/probe") })
-	must(err)
-	rows = append(rows, row{name: "get_file_info round trip p50", ours: o, ref: r})
-
-	o, err = p50(60, func() error { _, e := sb.RunCommand(ctx, "true", nil); return e })
-	must(err)
-	r, err = p50(60, func() error { return ref.run(ctx, "true", func(string) {}) })
-	must(err)
-	rows = append(rows, row{name: `run("true") p50`, ours: o, ref: r})
-
-	gen := fmt.Sprintf("head -c %d /dev/zero | tr '\\0' 'a' | fold -w 99", stdoutMB*1000*1000/100*99)
-	var got int64
-	h := &opensandbox.ExecutionHandlers{SkipAccumulation: true, OnStdout: func(m opensandbox.OutputMessage) error {
-		got += int64(len(m.Text)) + 1
-		return nil
-	}}
-	o, err = once(func() error { _, e := sb.RunCommand(ctx, gen, h); return e })
-	must(err)
-	oursBytes := got
-	got = 0
-	r, err = once(func() error { return ref.run(ctx, gen, func(s string) { got += int64(len(s)) + 1 }) })
-	must(err)
-	if got != oursBytes {
-		must(fmt.Errorf("stdout sizes differ: ours %d, baseline %d", oursBytes, got))
-	}
-	rows = append(rows, row{name: fmt.Sprintf("%d MB stdout into a handler", stdoutMB), ours: o, ref: r, mb: float64(got) / 1e6})
-
-	size := int64(transferMB) << 20
-	o, err = once(func() error {
-		return sb.UploadFile(ctx, &zeroReader{left: size}, opensandbox.UploadFileOptions{Metadata: opensandbox.FileMetadata{Path: "/tmp/bench/ours.bin"}})
-	})
-	must(err)
-	r, err = once(func() error { return ref.upload(ctx, "/tmp/bench/ref.bin", &zeroReader{left: size}) })
-	must(err)
-	rows = append(rows, row{name: fmt.Sprintf("%d MB upload", transferMB), ours: o, ref: r, mb: float64(size) / (1 << 20)})
-
-	o, err = once(func() error {
-		rc, e := sb.DownloadFile(ctx, "/tmp/bench/ours.bin", "")
-		if e != nil {
+	ours := client{
+		fileInfo: func() error { _, e := sb.GetFileInfo(ctx, probe); return e },
+		run: func(cmd string, onStdout func(string)) error {
+			var h *opensandbox.ExecutionHandlers
+			if cmd != "true" {
+				h = &opensandbox.ExecutionHandlers{SkipAccumulation: true, OnStdout: func(m opensandbox.OutputMessage) error {
+					onStdout(m.Text)
+					return nil
+				}}
+			}
+			_, e := sb.RunCommand(ctx, cmd, h)
 			return e
-		}
-		defer rc.Close()
-		n, e := io.Copy(io.Discard, rc)
-		if e == nil && n != size {
-			e = fmt.Errorf("downloaded %d bytes", n)
-		}
-		return e
-	})
-	must(err)
-	r, err = once(func() error {
-		n, e := ref.download(ctx, "/tmp/bench/ours.bin")
-		if e == nil && n != size {
-			e = fmt.Errorf("downloaded %d bytes", n)
-		}
-		return e
-	})
-	must(err)
-	rows = append(rows, row{name: fmt.Sprintf("%d MB download", transferMB), ours: o, ref: r, mb: float64(size) / (1 << 20)})
-
-	fmt.Println("Go SDK benchmark: ours (cgo over the Rust core) vs a net/http client written the official SDK's way")
-	fmt.Printf("%-32s %14s %14s %8s\n", "operation", "ours", "baseline", "ratio")
-	slower := 0
-	for _, x := range rows {
-		ratio := float64(x.ours) / float64(x.ref)
-		extra := ""
-		if x.mb > 0 {
-			extra = fmt.Sprintf("   (%.0f vs %.0f MB/s)", x.mb/x.ours.Seconds(), x.mb/x.ref.Seconds())
-		}
-		fmt.Printf("%-32s %14s %14s %7.2fx%s\n", x.name, x.ours.Round(time.Microsecond), x.ref.Round(time.Microsecond), ratio, extra)
-		if ratio > 1.0 {
-			slower++
-		}
+		},
+		upload: func(path string, r io.Reader) error {
+			return sb.UploadFile(ctx, r, opensandbox.UploadFileOptions{Metadata: opensandbox.FileMetadata{Path: path}})
+		},
+		download: func(path string) (int64, error) {
+			rc, e := sb.DownloadFile(ctx, path, "")
+			if e != nil {
+				return 0, e
+			}
+			defer rc.Close()
+			return io.Copy(io.Discard, rc)
+		},
 	}
-	fmt.Printf("ratio = ours / baseline (below 1 = ours faster); rows where ours is slower: %d\n", slower)
+	standIn := client{
+		fileInfo: func() error { return ref.fileInfo(ctx, probe) },
+		run:      func(cmd string, onStdout func(string)) error { return ref.run(ctx, cmd, onStdout) },
+		upload:   func(path string, r io.Reader) error { return ref.upload(ctx, path, r) },
+		download: func(path string) (int64, error) { return ref.download(ctx, path) },
+	}
+	for _, r := range []result{measure("stand-in", standIn), measure("ours", ours)} {
+		b, err := json.Marshal(r)
+		must(err)
+		fmt.Println(string(b))
+	}
 }

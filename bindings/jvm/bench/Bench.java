@@ -1,5 +1,5 @@
-// Benchmark of the JVM package (make bench-jvm): prints figures, one run, against the
-// server in OPEN_SANDBOX_DOMAIN. The official Kotlin SDK (com.alibaba.opensandbox:sandbox
+// The JVM runner of `make bench` (scripts/bench/run.py): the shared workloads against the
+// server in OPEN_SANDBOX_DOMAIN, one JSON line per column. The official Kotlin SDK (com.alibaba.opensandbox:sandbox
 // 1.0.12) does not resolve from Maven Central here, so the comparison column is a
 // java.net.http client written the way the official SDK works: one request per call,
 // SSE read line by line to the end of the stream with JSON decoded per line, multipart
@@ -130,90 +130,102 @@ public final class Bench {
         };
     }
 
-    static final String STDOUT_100MB = "head -c 104857600 /dev/zero | tr '\\0' a | fold -w 1023";
+    static String env(String k, String d) {
+        String v = System.getenv(k);
+        return v == null ? d : v;
+    }
 
+    interface Call {
+        void run() throws Exception;
+    }
+
+    static double p50(Call c, int n, int warm) throws Exception {
+        for (int i = 0; i < warm; i++) {
+            c.run();
+        }
+        long[] ns = new long[n];
+        for (int i = 0; i < n; i++) {
+            long t = System.nanoTime();
+            c.run();
+            ns[i] = System.nanoTime() - t;
+        }
+        return p50(ns);
+    }
+
+    static String json(String impl, double info, double run, double stdout, double up, double down) {
+        return String.format(java.util.Locale.ROOT,
+                "{\"lang\": \"java\", \"impl\": \"%s\", \"file_info_p50_ms\": %.4f, \"run_true_p50_ms\": %.4f, "
+                        + "\"stdout_mb_s\": %.2f, \"upload_mb_s\": %.2f, \"download_mb_s\": %.2f}",
+                impl, info, run, stdout, up, down);
+    }
+
+    /** One column of `make bench` (scripts/bench/run.py): the shared workloads (BENCH_*) through
+     * this package and through the stand-in client, one JSON line each. */
     public static void main(String[] args) throws Exception {
+        int infoCalls = Integer.parseInt(env("BENCH_INFO_CALLS", "200"));
+        int runCalls = Integer.parseInt(env("BENCH_RUN_CALLS", "50"));
+        String stdoutCmd = System.getenv("BENCH_STDOUT_CMD");
+        long stdoutBytes = Long.parseLong(System.getenv("BENCH_STDOUT_BYTES"));
+        java.io.File upload = new java.io.File(System.getenv("BENCH_UPLOAD_FILE"));
+        long size = upload.length();
         try (Sandbox sb = Sandbox.builder().image("python:3.11").build()) {
-            sb.files().writeFile("/tmp/bench-info.txt", "x");
-            List<String> paths = List.of("/tmp/bench-info.txt");
-            for (int i = 0; i < 20; i++) {
-                sb.files().readFileInfo(paths);
+            sb.files().writeFile("/tmp/bench/small.txt", "x");
+            List<String> paths = List.of("/tmp/bench/small.txt");
+            Baseline bl = new Baseline(sb.getEndpoint(44772));
+
+            // The stand-in first, then ours.
+            double bInfo = p50(() -> bl.fileInfo("/tmp/bench/small.txt"), infoCalls, 20);
+            double bRun = p50(() -> bl.run("true"), runCalls, 5);
+            long t0 = System.nanoTime();
+            long bBytes = bl.run(stdoutCmd);
+            double bStdout = stdoutBytes / 1e6 / ((System.nanoTime() - t0) / 1e9);
+            if (bBytes != stdoutBytes) {
+                throw new IllegalStateException("stand-in stdout: " + bBytes + " of " + stdoutBytes);
             }
-            long[] info = new long[300];
-            for (int i = 0; i < info.length; i++) {
-                long t = System.nanoTime();
-                sb.files().readFileInfo(paths);
-                info[i] = System.nanoTime() - t;
+            t0 = System.nanoTime();
+            try (InputStream in = new java.io.FileInputStream(upload)) {
+                bl.upload("/tmp/bench/stand-in.bin", in);
             }
-            long[] run = new long[100];
-            for (int i = 0; i < run.length; i++) {
-                long t = System.nanoTime();
-                sb.commands().run("true");
-                run[i] = System.nanoTime() - t;
+            double bUp = size / 1e6 / ((System.nanoTime() - t0) / 1e9);
+            t0 = System.nanoTime();
+            long bGot = bl.download("/tmp/bench/stand-in.bin");
+            double bDown = size / 1e6 / ((System.nanoTime() - t0) / 1e9);
+            if (bGot != size) {
+                throw new IllegalStateException("stand-in download: " + bGot + " of " + size);
             }
+            System.out.println(json("stand-in", bInfo, bRun, bStdout, bUp, bDown));
+
+            double info = p50(() -> sb.files().readFileInfo(paths), infoCalls, 20);
+            double run = p50(() -> sb.commands().run("true"), runCalls, 5);
             AtomicLong bytes = new AtomicLong();
             ExecutionHandlers h = ExecutionHandlers.builder()
                     .onStdout(m -> bytes.addAndGet(m.getText().length() + 1)).skipAccumulation().build();
-            long t0 = System.nanoTime();
-            sb.commands().run(RunCommandRequest.builder()
-                    .command(STDOUT_100MB).handlers(h).build());
-            double stdoutS = (System.nanoTime() - t0) / 1e9;
-
-            final long size = 256L << 20;
-            InputStream gen = generated(size);
             t0 = System.nanoTime();
-            sb.files().writeFile("/tmp/bench-256m.bin", gen);
-            double upS = (System.nanoTime() - t0) / 1e9;
+            sb.commands().run(RunCommandRequest.builder().command(stdoutCmd).handlers(h).build());
+            double stdout = stdoutBytes / 1e6 / ((System.nanoTime() - t0) / 1e9);
+            if (bytes.get() != stdoutBytes) {
+                throw new IllegalStateException("stdout: " + bytes.get() + " of " + stdoutBytes);
+            }
+            t0 = System.nanoTime();
+            try (InputStream in = new java.io.FileInputStream(upload)) {
+                sb.files().writeFile("/tmp/bench/ours.bin", in);
+            }
+            double up = size / 1e6 / ((System.nanoTime() - t0) / 1e9);
             t0 = System.nanoTime();
             long got = 0;
-            try (InputStream in = sb.files().readStream("/tmp/bench-256m.bin")) {
+            try (InputStream in = sb.files().readStream("/tmp/bench/ours.bin")) {
                 byte[] buf = new byte[1 << 20];
                 int n;
                 while ((n = in.read(buf)) >= 0) {
                     got += n;
                 }
             }
-            double downS = (System.nanoTime() - t0) / 1e9;
-
-            Baseline bl = new Baseline(sb.getEndpoint(44772));
-            for (int i = 0; i < 20; i++) {
-                bl.fileInfo("/tmp/bench-info.txt");
+            double down = size / 1e6 / ((System.nanoTime() - t0) / 1e9);
+            if (got != size) {
+                throw new IllegalStateException("download: " + got + " of " + size);
             }
-            long[] bInfo = new long[300];
-            for (int i = 0; i < bInfo.length; i++) {
-                long t = System.nanoTime();
-                bl.fileInfo("/tmp/bench-info.txt");
-                bInfo[i] = System.nanoTime() - t;
-            }
-            long[] bRun = new long[10];
-            for (int i = 0; i < bRun.length; i++) {
-                long t = System.nanoTime();
-                bl.run("true");
-                bRun[i] = System.nanoTime() - t;
-            }
-            t0 = System.nanoTime();
-            long bBytes = bl.run(STDOUT_100MB);
-            double bStdoutS = (System.nanoTime() - t0) / 1e9;
-            t0 = System.nanoTime();
-            bl.upload("/tmp/bench-256m-b.bin", generated(size));
-            double bUpS = (System.nanoTime() - t0) / 1e9;
-            t0 = System.nanoTime();
-            long bGot = bl.download("/tmp/bench-256m-b.bin");
-            double bDownS = (System.nanoTime() - t0) / 1e9;
+            System.out.println(json("ours", info, run, stdout, up, down));
             sb.kill();
-
-            double oursStdout = bytes.get() / 1048576.0 / stdoutS;
-            double baseStdout = bBytes / 1048576.0 / bStdoutS;
-            double oursDown = got / 1048576.0 / downS;
-            double baseDown = bGot / 1048576.0 / bDownS;
-            System.out.println("| operation (release server, one run) | ours (JNI over the core) | baseline (java.net.http, official SDK's way) | ours vs baseline |");
-            System.out.println("|---|---|---|---|");
-            System.out.printf("| getFileInfo p50 | %.2f ms | %.2f ms | %.2fx faster |%n", p50(info), p50(bInfo), p50(bInfo) / p50(info));
-            System.out.printf("| run(\"true\") p50 | %.2f ms | %.2f ms | %.2fx faster |%n", p50(run), p50(bRun), p50(bRun) / p50(run));
-            System.out.printf("| 100 MB stdout into a handler | %.1f MB/s | %.1f MB/s | %.2fx |%n", oursStdout, baseStdout, oursStdout / baseStdout);
-            System.out.printf("| 256 MB upload | %.1f MB/s | %.1f MB/s | %.2fx |%n", 256 / upS, 256 / bUpS, bUpS / upS);
-            System.out.printf("| 256 MB download | %.1f MB/s | %.1f MB/s | %.2fx |%n", oursDown, baseDown, oursDown / baseDown);
-            System.out.println("official Kotlin SDK 1.0.12: not resolvable from Maven Central here; baseline column instead");
         }
     }
 }

@@ -87,6 +87,23 @@ fn block_on<F: Future>(f: F) -> Result<F::Output, OpError> {
     Ok(opensandbox_core::runtime::block_on(f))
 }
 
+/// [`block_on`] for a request: it runs on a runtime worker next to its connection, and
+/// the Java thread is woken once, at the end (see `runtime::block_on_worker`).
+fn block_on_worker<F>(f: F) -> Result<F::Output, OpError>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return Err(OpError::invalid(
+            "jni",
+            "a blocking SDK call was made from a runtime thread; use the *Async variant",
+        ));
+    }
+    opensandbox_core::runtime::block_on_worker(f)
+        .map_err(|e| OpError::internal("jni", format!("the call's task failed: {e}")))
+}
+
 fn string(env: &mut JNIEnv, s: &JString) -> Result<String, OpError> {
     if s.is_null() {
         return Ok(String::new());
@@ -127,7 +144,7 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
     shim(&mut env, std::ptr::null_mut(), |env| {
         let op = string(env, &op)?;
         let args = json_args(env, &args)?;
-        let value = block_on(SESSION.call(&op, args))??;
+        let value = block_on_worker(async move { SESSION.call(&op, args).await })??;
         Ok(env
             .new_string(value.to_string())
             .map_err(jni_error)?
@@ -171,7 +188,7 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
 ) -> jbyteArray {
     shim(&mut env, std::ptr::null_mut(), |env| {
         let args = json_args(env, &args)?;
-        let data = block_on(SESSION.read_bytes(args))??;
+        let data = block_on_worker(SESSION.read_bytes(args))??;
         Ok(env
             .byte_array_from_slice(&data)
             .map_err(jni_error)?
@@ -196,7 +213,8 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
 
 fn open(env: &mut JNIEnv, op: &str, args: &JString) -> Result<jlong, OpError> {
     let args = json_args(env, args)?;
-    let r = block_on(SESSION.call(op, args))??;
+    let name = op.to_owned();
+    let r = block_on_worker(async move { SESSION.call(&name, args).await })??;
     r["handle"]
         .as_i64()
         .ok_or_else(|| OpError::internal(op, "no handle in the result"))
@@ -229,17 +247,23 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
         if max == 0 {
             return Ok(0);
         }
-        let chunk = block_on(SESSION.download_read(handle(h)?, max))??;
-        if chunk.is_empty() {
+        // What has already arrived (up to `len`), each slice copied straight into the
+        // array.
+        let parts = block_on(SESSION.download_read_parts(handle(h)?, max))??;
+        if parts.is_empty() {
             return Ok(-1);
         }
-        // SAFETY: u8 and i8 have the same size and alignment, and `chunk` outlives
-        // the borrowed slice.
-        let signed: &[i8] =
-            unsafe { std::slice::from_raw_parts(chunk.as_ptr().cast::<i8>(), chunk.len()) };
-        env.set_byte_array_region(&buf, off, signed)
-            .map_err(jni_error)?;
-        Ok(i32::try_from(chunk.len()).unwrap_or(i32::MAX))
+        let mut at = off;
+        for part in &parts {
+            // SAFETY: u8 and i8 have the same size and alignment, and `part` outlives
+            // the borrowed slice.
+            let signed: &[i8] =
+                unsafe { std::slice::from_raw_parts(part.as_ptr().cast::<i8>(), part.len()) };
+            env.set_byte_array_region(&buf, at, signed)
+                .map_err(jni_error)?;
+            at = at.saturating_add(i32::try_from(part.len()).unwrap_or(i32::MAX));
+        }
+        Ok(at - off)
     })
 }
 

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex as StdMutex};
 
 use bytes::Bytes;
-use futures_util::{FutureExt, StreamExt};
+use futures_util::StreamExt;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use opensandbox_bindings::args::{parse, SandboxArgs, WriteFilesArgs};
@@ -136,8 +136,6 @@ impl NativeEventStream {
 pub struct NativeByteStream {
     session: Arc<Session>,
     handle: u64,
-    /// An error met after data that was already handed out: reported next.
-    pending: Arc<StdMutex<Option<OpError>>>,
 }
 
 impl NativeByteStream {
@@ -145,11 +143,7 @@ impl NativeByteStream {
     pub async fn open(session: Arc<Session>, args: Value) -> std::result::Result<Self, OpError> {
         let r = session.call("download.open", args).await?;
         let handle = handle_of("download.open", &r)?;
-        Ok(NativeByteStream {
-            session,
-            handle,
-            pending: Arc::new(StdMutex::new(None)),
-        })
+        Ok(NativeByteStream { session, handle })
     }
 }
 
@@ -158,35 +152,22 @@ impl NativeByteStream {
     /// The next chunk (several network chunks joined, up to 4 MiB), or `null` at the end.
     #[napi]
     pub async fn next(&self) -> Result<Option<Buffer>> {
-        if let Some(e) = self.pending.lock().ok().and_then(|mut p| p.take()) {
-            return Err(to_napi(e));
-        }
-        let s = &self.session;
-        let first = match s.download_read(self.handle, CHUNK_BYTES).await {
-            Ok(b) => b,
+        // What has already arrived (up to CHUNK_BYTES), copied once into the Buffer.
+        let parts = match self
+            .session
+            .download_read_parts(self.handle, CHUNK_BYTES)
+            .await
+        {
+            Ok(p) => p,
             Err(e) if e.kind == "invalid_argument" => return Ok(None),
             Err(e) => return Err(to_napi(e)),
         };
-        if first.is_empty() {
+        if parts.is_empty() {
             return Ok(None);
         }
-        let mut buf: Vec<u8> = Vec::with_capacity(CHUNK_BYTES.min(first.len() * 4));
-        buf.extend_from_slice(&first);
-        while buf.len() < CHUNK_BYTES {
-            // Only what has already arrived (reading a chunk is cancel-safe).
-            match s
-                .download_read(self.handle, CHUNK_BYTES - buf.len())
-                .now_or_never()
-            {
-                Some(Ok(b)) if !b.is_empty() => buf.extend_from_slice(&b),
-                Some(Ok(_)) | None => break,
-                Some(Err(e)) => {
-                    if let Ok(mut p) = self.pending.lock() {
-                        *p = Some(e);
-                    }
-                    break;
-                }
-            }
+        let mut buf: Vec<u8> = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
+        for p in &parts {
+            buf.extend_from_slice(p);
         }
         Ok(Some(Buffer::from(buf)))
     }

@@ -1,8 +1,10 @@
-"""One side of `make bench-python`: times the same operations through whichever
-`opensandbox` package this interpreter imports, prints one JSON line of figures.
+"""One column of `make bench` (scripts/bench/run.py): times the shared workloads through
+whichever `opensandbox` package this interpreter imports and prints one JSON line.
 Uses only the public API that the official 1.1.1 and this package share.
 
-    python bench.py            (OPEN_SANDBOX_DOMAIN / OPEN_SANDBOX_API_KEY set)
+Environment: OPEN_SANDBOX_DOMAIN / OPEN_SANDBOX_API_KEY, the BENCH_* workload
+(BENCH_STDOUT_CMD, BENCH_STDOUT_BYTES, BENCH_UPLOAD_FILE, BENCH_INFO_CALLS,
+BENCH_RUN_CALLS) and BENCH_IMPL (the column's name).
 """
 
 from __future__ import annotations
@@ -10,32 +12,13 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
-
-MB = 1024 * 1024
-STDOUT_MB = int(os.environ.get("BENCH_STDOUT_MB", "100"))
-TRANSFER_MB = int(os.environ.get("BENCH_TRANSFER_MB", "256"))
+from typing import Any, Callable
 
 
-def import_time() -> float:
-    runs = []
-    for _ in range(5):
-        out = subprocess.check_output(
-            [
-                sys.executable,
-                "-c",
-                "import time; t=time.perf_counter(); import opensandbox; print(time.perf_counter()-t)",
-            ]
-        )
-        runs.append(float(out))
-    return statistics.median(runs) * 1000
-
-
-def p50(fn, n: int) -> float:
-    fn()
+def p50(fn: Callable[[], Any], n: int, warm: int) -> float:
+    for _ in range(warm):
+        fn()
     samples = []
     for _ in range(n):
         t = time.perf_counter()
@@ -48,45 +31,44 @@ def main() -> None:
     from opensandbox import SandboxSync
     from opensandbox.models.execd_sync import ExecutionHandlersSync
 
-    res = {"import_ms": import_time()}
+    info_calls = int(os.environ.get("BENCH_INFO_CALLS", "200"))
+    run_calls = int(os.environ.get("BENCH_RUN_CALLS", "50"))
+    stdout_cmd = os.environ["BENCH_STDOUT_CMD"]
+    stdout_bytes = int(os.environ["BENCH_STDOUT_BYTES"])
+    upload_file = os.environ["BENCH_UPLOAD_FILE"]
+    size = os.path.getsize(upload_file)
+
+    res: dict[str, Any] = {"lang": "python", "impl": os.environ.get("BENCH_IMPL", "ours")}
     sb = SandboxSync.create("python:3.11")
     try:
-        sb.files.write_file("/bench/small.txt", "x")
-        res["file_info_p50_ms"] = p50(lambda: sb.files.get_file_info(["/bench/small.txt"]), 200)
-        res["run_true_p50_ms"] = p50(lambda: sb.commands.run("true"), 50)
+        sb.files.write_file("/tmp/bench/small.txt", "x")
+        res["file_info_p50_ms"] = p50(lambda: sb.files.get_file_info(["/tmp/bench/small.txt"]), info_calls, 20)
+        res["run_true_p50_ms"] = p50(lambda: sb.commands.run("true"), run_calls, 5)
 
-        # stdout: STDOUT_MB of 100-byte lines into a handler that counts bytes.
         got = [0]
 
-        def on_stdout(m):
+        def on_stdout(m: Any) -> None:
             got[0] += len(m.text) + 1
 
-        lines = STDOUT_MB * MB // 100
-        cmd = f"yes {'a' * 99} | head -n {lines}"
         t = time.perf_counter()
-        sb.commands.run(cmd, handlers=ExecutionHandlersSync(on_stdout=on_stdout, skip_accumulation=True))
+        sb.commands.run(stdout_cmd, handlers=ExecutionHandlersSync(on_stdout=on_stdout, skip_accumulation=True))
         dt = time.perf_counter() - t
-        assert got[0] == lines * 100, (got[0], lines * 100)
-        res["stdout_mb_s"] = STDOUT_MB / dt
+        assert got[0] == stdout_bytes, (got[0], stdout_bytes)
+        res["stdout_mb_s"] = stdout_bytes / 1e6 / dt
 
-        # upload: a TRANSFER_MB file object (streamed by both SDKs).
-        with tempfile.NamedTemporaryFile() as f:
-            block = os.urandom(MB)
-            for _ in range(TRANSFER_MB):
-                f.write(block)
-            f.flush()
-            with open(f.name, "rb") as src:
-                t = time.perf_counter()
-                sb.files.write_file("/bench/big.bin", src)
-                res["upload_mb_s"] = TRANSFER_MB / (time.perf_counter() - t)
+        # upload: a file object (streamed by both SDKs).
+        with open(upload_file, "rb") as src:
+            t = time.perf_counter()
+            sb.files.write_file("/tmp/bench/big.bin", src)
+            res["upload_mb_s"] = size / 1e6 / (time.perf_counter() - t)
 
         # download: the same file as a stream of chunks.
         t = time.perf_counter()
-        size = 0
-        for chunk in sb.files.read_bytes_stream("/bench/big.bin"):
-            size += len(chunk)
-        res["download_mb_s"] = TRANSFER_MB / (time.perf_counter() - t)
-        assert size == TRANSFER_MB * MB, size
+        n = 0
+        for chunk in sb.files.read_bytes_stream("/tmp/bench/big.bin"):
+            n += len(chunk)
+        res["download_mb_s"] = size / 1e6 / (time.perf_counter() - t)
+        assert n == size, (n, size)
     finally:
         sb.kill()
     print(json.dumps(res))

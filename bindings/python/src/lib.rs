@@ -20,6 +20,7 @@
 //! request_id, operation)`.
 
 mod convert;
+mod events;
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -34,7 +35,7 @@ use opensandbox_bindings::{OpError, Session};
 use opensandbox_core::{runtime, WriteData, WriteEntry};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
 use serde_json::Value;
 use tokio::sync::Mutex as AsyncMutex;
 
@@ -60,16 +61,30 @@ fn op_err(e: OpError) -> PyErr {
     ))
 }
 
-/// What an async call hands back: a JSON result, or bytes.
+/// What an async call hands back: a JSON result, bytes, or bytes in parts.
 enum Out {
     Json(Value),
     Bytes(Bytes),
+    /// Received slices handed over as one `bytes` (one copy, straight into it).
+    Parts(Vec<Bytes>),
 }
 
 fn out_to_py(py: Python<'_>, out: Out) -> PyResult<Py<PyAny>> {
     match out {
         Out::Json(v) => convert::to_py(py, &v),
         Out::Bytes(b) => Ok(PyBytes::new(py, &b).into_any().unbind()),
+        Out::Parts(parts) => {
+            let len = parts.iter().map(Bytes::len).sum();
+            let b = PyBytes::new_with(py, len, |buf| {
+                let mut at = 0;
+                for p in &parts {
+                    buf[at..at + p.len()].copy_from_slice(p);
+                    at += p.len();
+                }
+                Ok(())
+            })?;
+            Ok(b.into_any().unbind())
+        }
     }
 }
 
@@ -109,6 +124,24 @@ where
     F: Future<Output = Result<Out, OpError>> + Send,
 {
     let out = py.detach(|| runtime::block_on(fut)).map_err(op_err)?;
+    out_to_py(py, out)
+}
+
+/// [`block`] for a request: it runs on a runtime worker next to its connection, and
+/// this thread is woken once, at the end (see `runtime::block_on_worker`).
+fn block_request<F>(py: Python<'_>, fut: F) -> PyResult<Py<PyAny>>
+where
+    F: Future<Output = Result<Out, OpError>> + Send + 'static,
+{
+    let out = py
+        .detach(|| runtime::block_on_worker(fut))
+        .map_err(|e| {
+            op_err(OpError::internal(
+                "call",
+                format!("the call's task failed: {e}"),
+            ))
+        })?
+        .map_err(op_err)?;
     out_to_py(py, out)
 }
 
@@ -321,7 +354,12 @@ impl Client {
         max: usize,
     ) -> impl Future<Output = Result<Out, OpError>> + Send + 'static {
         let session = self.session.clone();
-        async move { session.download_read(handle, max).await.map(Out::Bytes) }
+        async move {
+            session
+                .download_read_parts(handle, max)
+                .await
+                .map(Out::Parts)
+        }
     }
 
     fn watch_fut(
@@ -371,7 +409,7 @@ impl Client {
         blobs: Option<&Bound<'_, PyList>>,
     ) -> PyResult<Py<PyAny>> {
         let fut = self.prepare(op, args, blobs)?;
-        block(py, fut)
+        block_request(py, fut)
     }
 
     /// Starts `op` on the core's runtime; `done(ok, value)` is called when it ends.
@@ -390,7 +428,7 @@ impl Client {
     /// The bytes of a file (`files.read_bytes` arguments), blocking.
     fn read_bytes(&self, py: Python<'_>, args: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let fut = self.read_bytes_fut(args)?;
-        block(py, fut)
+        block_request(py, fut)
     }
 
     /// The bytes of a file, as a task.
@@ -406,6 +444,53 @@ impl Client {
     /// [`Client::read_chunk`] as a task.
     fn read_chunk_async(&self, handle: u64, max: usize, done: Py<PyAny>) -> Task {
         spawn_with_callback(self.read_chunk_fut(handle, max), done)
+    }
+
+    /// The next items of run `handle` (`execution.next_batch`), blocking with the GIL
+    /// released until one arrives, as `(groups, done)` for the handlers: see
+    /// `events::to_groups` (`cls` is the `OutputMessage` class to build; output of a
+    /// stream whose flag is false is dropped).
+    #[pyo3(signature = (handle, max, cls, stdout, stderr))]
+    fn next_events<'py>(
+        &self,
+        py: Python<'py>,
+        handle: u64,
+        max: usize,
+        cls: &Bound<'py, PyType>,
+        stdout: bool,
+        stderr: bool,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let session = self.session.clone();
+        let batch = py
+            .detach(|| runtime::block_on(session.next_items(handle, max, None)))
+            .map_err(op_err)?;
+        events::to_groups(py, batch, cls, stdout, stderr)
+    }
+
+    /// [`Client::next_events`] as a task: `done(ok, (groups, done))`.
+    #[pyo3(signature = (handle, max, cls, stdout, stderr, done))]
+    fn next_events_async(
+        &self,
+        handle: u64,
+        max: usize,
+        cls: Py<PyType>,
+        stdout: bool,
+        stderr: bool,
+        done: Py<PyAny>,
+    ) -> Task {
+        let session = self.session.clone();
+        let task = runtime::runtime().spawn(async move {
+            let batch = session.next_items(handle, max, None).await;
+            let value = Python::attach(|py| {
+                let batch = batch.map_err(op_err)?;
+                events::to_groups(py, batch, cls.bind(py), stdout, stderr)
+                    .map(|t| t.into_any().unbind())
+            });
+            complete(done, value);
+        });
+        Task {
+            abort: task.abort_handle(),
+        }
     }
 
     /// Opens the metrics watch of a sandbox (`{sandbox}`), blocking.

@@ -208,6 +208,22 @@ class Spy:
         done(True, b"")
         return _Task()
 
+    def next_events(self, handle: int, max: int, cls: Any, stdout: bool, stderr: bool) -> Any:
+        # What the native method pulls, as an op call; the canned batch as its groups.
+        batch = self._answer("execution.next_batch", {"handle": handle, "max": max})
+        groups: List[Tuple[int, Any]] = []
+        for ev in batch["events"]:
+            if ev["type"] in ("stdout", "stderr"):
+                if stdout if ev["type"] == "stdout" else stderr:
+                    m = cls.model_construct(text=ev["text"], timestamp=ev["timestamp"], is_error=ev["type"] == "stderr")
+                    groups.append((1 if ev["type"] == "stdout" else 2, [m]))
+            else:
+                groups.append((0, ev))
+        return groups, batch["done"]
+
+    def next_events_async(self, handle: int, max: int, cls: Any, stdout: bool, stderr: bool, done: Any) -> _Task:
+        return self._async(lambda: self.next_events(handle, max, cls, stdout, stderr), done)
+
     def watch_metrics(self, args: Dict[str, Any]) -> _Watch:
         self.calls.append(("watch_metrics", args, None))
         return _Watch()

@@ -47,6 +47,29 @@ def test_sync_handlers_in_order(sandbox_sync):
     assert [s for s in seen[1:]] == [("out", "1"), ("err", "2"), ("out", "3"), ("done", None)]
 
 
+def test_handler_messages_are_the_models_pydantic_builds(sandbox_sync):
+    """Output messages are built natively without validation (one batch at a time):
+    they must be indistinguishable from the validated model, and independent."""
+    from opensandbox.models.execd import OutputMessage
+
+    got = []
+    h = ExecutionHandlersSync(on_stdout=got.append, on_stderr=got.append, skip_accumulation=True)
+    sandbox_sync.commands.run("printf 'a\\nb\\n'; echo c >&2", handlers=h)
+    # stdout and stderr are separate pipes: their relative order is not fixed.
+    assert [line(m.text) for m in got if not m.is_error] == ["a", "b"]
+    assert [line(m.text) for m in got if m.is_error] == ["c"]
+    for m in got:
+        ref = OutputMessage(text=m.text, timestamp=m.timestamp, is_error=m.is_error)
+        assert type(m) is OutputMessage
+        assert m == ref and m.model_dump() == ref.model_dump() and repr(m) == repr(ref)
+        assert m.model_fields_set == ref.model_fields_set
+        assert m.model_copy(update={"text": "x"}).text == "x"
+    # Assigning to one message changes no other.
+    out = [m for m in got if not m.is_error]
+    out[0].text = "changed"
+    assert line(out[1].text) == "b" and out[0].model_dump()["text"] == "changed"
+
+
 def test_files_round_trip(sandbox_sync):
     f = sandbox_sync.files
     payload = bytes(range(256)) * 4096  # 1 MiB, every byte value

@@ -131,6 +131,8 @@ pub struct RunCommandRequest {
 pub struct Registry {
     commands: Mutex<HashMap<String, Arc<CommandRecord>>>,
     state_dir: OnceLock<PathBuf>,
+    /// The shell started ahead of the next default foreground command.
+    warm: Arc<crate::warm_shell::WarmShells>,
 }
 
 impl Registry {
@@ -309,6 +311,9 @@ pub(crate) struct CommandSpec {
     uid: Option<u32>,
     gid: Option<u32>,
     envs: HashMap<String, String>,
+    /// The command text when nothing but the text was asked for (shell form, default
+    /// cwd, no env, uid or gid): what a ready shell can run.
+    default_shell: Option<String>,
 }
 
 impl CommandSpec {
@@ -341,6 +346,13 @@ impl CommandSpec {
         if request.gid.is_some() && request.uid.is_none() {
             return Err(invalid("gid requires uid".into()));
         }
+        let plain = request.cwd.as_deref().map_or(true, str::is_empty)
+            && request.uid.is_none()
+            && request.envs.as_ref().map_or(true, HashMap::is_empty)
+            && program.first().map(String::as_str) == Some("bash")
+            && program.get(1).map(String::as_str) == Some("-c")
+            && program.len() == 3;
+        let default_shell = plain.then(|| content.clone());
         Ok(Self {
             content,
             program,
@@ -350,6 +362,7 @@ impl CommandSpec {
             uid: request.uid,
             gid: request.gid,
             envs: request.envs.unwrap_or_default(),
+            default_shell,
         })
     }
 
@@ -437,11 +450,29 @@ pub(crate) fn run_foreground(state: &SharedState, spec: CommandSpec) -> Response
     let started = Instant::now();
     // To tell an OOM kill from any other SIGKILL: the cgroup's counter moves.
     let ooms_before = crate::metrics::oom_kills();
-    let spawned = spec.spawn(|| Ok(Stdio::piped()), || Ok(Stdio::piped()));
+    let spawned = match warm_handover(state, &spec) {
+        Some(handed) => Ok(handed),
+        None => spec
+            .spawn(|| Ok(Stdio::piped()), || Ok(Stdio::piped()))
+            .map(|mut child| {
+                let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+                stdout.iter().for_each(|pipe| widen_pipe(pipe.as_raw_fd()));
+                stderr.iter().for_each(|pipe| widen_pipe(pipe.as_raw_fd()));
+                crate::warm_shell::Handed {
+                    child,
+                    stdout,
+                    stderr,
+                }
+            }),
+    };
     let (sink, response) = event_stream(&id);
 
-    let mut child = match spawned {
-        Ok(child) => child,
+    let crate::warm_shell::Handed {
+        mut child,
+        stdout,
+        stderr,
+    } = match spawned {
+        Ok(handed) => handed,
         Err(err) => {
             let outcome = ExitOutcome::Failed(format!("cannot start command: {err}"));
             record.finish(outcome.clone());
@@ -453,10 +484,6 @@ pub(crate) fn run_foreground(state: &SharedState, spec: CommandSpec) -> Response
     };
     let pgid = child.id().and_then(|pid| i32::try_from(pid).ok());
     record.set_pgid(pgid);
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    stdout.iter().for_each(|pipe| widen_pipe(pipe.as_raw_fd()));
-    stderr.iter().for_each(|pipe| widen_pipe(pipe.as_raw_fd()));
     let timeout = spec.timeout;
     let framing = output_framing();
 
@@ -496,6 +523,18 @@ pub(crate) fn run_foreground(state: &SharedState, spec: CommandSpec) -> Response
         let _ = sink.send(event).await;
     });
     response
+}
+
+/// The default foreground command `spec` running in the ready shell, if it is one a
+/// ready shell can take and one is ready (see `warm_shell`); a shell for the next such
+/// command is started either way.
+fn warm_handover(state: &SharedState, spec: &CommandSpec) -> Option<crate::warm_shell::Handed> {
+    let command = spec.default_shell.as_deref()?;
+    let cwd = std::fs::metadata(&spec.cwd).ok()?;
+    state
+        .commands
+        .warm
+        .run(command, &spec.cwd, &cwd, widen_pipe)
 }
 
 /// "OOM: ..." when `outcome` is a SIGKILL (or a shell's 137) and the sandbox's cgroup

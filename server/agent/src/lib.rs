@@ -8,6 +8,7 @@
 //! - [`error`]: the `{code, message}` error shape.
 //! - [`events`]: the streamed event model and its wire framing (protocol.md §4).
 //! - [`commands`]: foreground/background commands, status, logs, interrupt.
+//! - [`warm_shell`]: a bash started ahead of the next default foreground command.
 //! - [`sessions`]: persistent bash sessions.
 //! - [`code`]: code-interpreter contexts (python, javascript, bash) and code runs.
 //! - [`pty`]: interactive terminal sessions over a WebSocket (`/pty`).
@@ -43,6 +44,7 @@ pub mod pty;
 pub mod serve;
 pub mod sessions;
 pub mod start;
+pub mod warm_shell;
 
 pub use serve::{run, AgentArgs};
 

@@ -175,13 +175,19 @@ where
 /// `memory.oom_control`, v2 `memory.events`. `None` without a memory cgroup (no
 /// limit, e.g. under bubblewrap).
 pub fn oom_kills() -> Option<u64> {
-    [
-        "/sys/fs/cgroup/memory/memory.oom_control",
-        "/sys/fs/cgroup/memory.events",
-    ]
-    .iter()
-    .find_map(|p| std::fs::read_to_string(p).ok())
-    .and_then(|text| parse_oom_kills(&text))
+    // Read around every foreground command: which file this sandbox has is found once.
+    static FILE: std::sync::OnceLock<Option<&'static str>> = std::sync::OnceLock::new();
+    let file = FILE.get_or_init(|| {
+        [
+            "/sys/fs/cgroup/memory/memory.oom_control",
+            "/sys/fs/cgroup/memory.events",
+        ]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+    });
+    std::fs::read_to_string((*file)?)
+        .ok()
+        .and_then(|text| parse_oom_kills(&text))
 }
 
 fn parse_oom_kills(text: &str) -> Option<u64> {

@@ -506,3 +506,96 @@ async fn quiet_streams_are_pinged() {
         "execution_complete"
     );
 }
+
+/// Runs default commands until one runs in the ready shell (its `/proc/$$/cmdline` is
+/// the bootstrap): later default commands then take that path.
+async fn wait_for_ready_shell(agent: &Agent) {
+    for _ in 0..100 {
+        let (_, frames) = agent
+            .stream(
+                "/command",
+                json!({"command": "tr '\\0' ' ' < /proc/$$/cmdline"}),
+            )
+            .await;
+        if texts(&frames, "stdout").concat().contains("__osb_c") {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("no command ran in a ready shell");
+}
+
+/// The ready shell (warm_shell.rs) must behave as `bash -c`: every case below runs
+/// after one command already ran in it, so each of them does too.
+#[tokio::test]
+async fn ready_shell_runs_commands_as_bash_c() {
+    let agent = start().await;
+    wait_for_ready_shell(&agent).await;
+    let run = |command: &'static str| {
+        let agent = &agent;
+        async move {
+            wait_for_ready_shell(agent).await;
+            agent
+                .stream("/command", json!({"command": command}))
+                .await
+                .1
+        }
+    };
+
+    let frames = run("echo out; echo err >&2; exit 3").await;
+    assert_eq!(texts(&frames, "stdout"), ["out"]);
+    assert_eq!(texts(&frames, "stderr"), ["err"]);
+    assert_eq!(frames.last().unwrap()["error"]["evalue"], "3");
+
+    // The shell's own variables are gone; bash -c's are there; stdin is /dev/null.
+    let frames = run(
+        "echo \"${__osb_c-unset} ${__osb_n-unset} $0 $SECONDS [$BASH_EXECUTION_STRING]\"; cat; pwd -P",
+    )
+    .await;
+    let workdir = agent.workdir.canonicalize().unwrap();
+    assert_eq!(
+        texts(&frames, "stdout"),
+        [
+            "unset unset bash 0 [echo \"${__osb_c-unset} ${__osb_n-unset} $0 $SECONDS [$BASH_EXECUTION_STRING]\"; cat; pwd -P]".to_string(),
+            workdir.display().to_string()
+        ]
+    );
+    assert_eq!(frames.last().unwrap()["type"], "execution_complete");
+
+    // A simple command replaces the shell as under bash -c: a signal that kills the
+    // program is reported as the signal (as for an OOM kill), not as 137.
+    let frames = run("python3 -c \"import os; os.kill(os.getpid(), 9)\"").await;
+    assert_eq!(
+        frames.last().unwrap()["error"],
+        json!({"ename": "CommandExecError", "evalue": "-1", "traceback": ["signal: killed"]})
+    );
+
+    // Multi-line commands, quotes and long commands keep their text.
+    let frames = run("for i in 1 2; do\n  echo \"line $i\"\ndone").await;
+    assert_eq!(texts(&frames, "stdout"), ["line 1", "line 2"]);
+    let long = format!("echo {}", "x".repeat(100_000));
+    let (_, frames) = agent.stream("/command", json!({"command": long})).await;
+    assert_eq!(texts(&frames, "stdout"), ["x".repeat(100_000)]);
+
+    // Options a ready shell was not started with go the ordinary way.
+    let (_, frames) = agent
+        .stream(
+            "/command",
+            json!({"command": "echo $X; pwd", "envs": {"X": "from-env"}, "cwd": "/"}),
+        )
+        .await;
+    assert_eq!(texts(&frames, "stdout"), ["from-env", "/"]);
+
+    // Timeout and process group: the whole group is killed.
+    wait_for_ready_shell(&agent).await;
+    let (_, frames) = agent
+        .stream(
+            "/command",
+            json!({"command": "sleep 30 & sleep 30", "timeout": 300}),
+        )
+        .await;
+    assert_eq!(
+        frames.last().unwrap()["error"]["traceback"],
+        json!(["signal: killed"])
+    );
+}

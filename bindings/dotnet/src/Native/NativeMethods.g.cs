@@ -311,6 +311,20 @@ namespace OpenSandbox.Native
         internal static extern long osb_session_download_read(OsbSession* s, ulong handle, byte* buf, System.UIntPtr cap, OsbCancel* cancel, OsbError** error_out);
 
         /// <summary>
+        ///  The next items of run `handle` (as `execution.next_batch {handle, max}`: up to `max`
+        ///  already-arrived items, waiting only for the first) in the binary layout of API.md
+        ///  §4 "Executions": output lines as raw text, other items as JSON objects. Returns an
+        ///  owned `OsbChunk *` (free with `osb_chunk_free`), or NULL with `*error_out` set. Not
+        ///  callable from a library callback.
+        ///
+        ///  # Safety
+        ///  `s` is a live `OsbSession`; `cancel` is NULL or a live `OsbCancel`; `error_out` is
+        ///  NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "osb_session_next_items_blocking", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern OsbChunk* osb_session_next_items_blocking(OsbSession* s, ulong handle, System.UIntPtr max, OsbCancel* cancel, OsbError** error_out);
+
+        /// <summary>
         ///  Async download read: the callback's result is an owned `OsbChunk *` of at most
         ///  `max` bytes (free with `osb_chunk_free`; read it with `osb_chunk_data`), or NULL at
         ///  the end. One read at a time per download.

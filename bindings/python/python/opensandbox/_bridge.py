@@ -9,7 +9,7 @@ import asyncio
 import inspect
 import json
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from opensandbox import _native
 from opensandbox.exceptions import (
@@ -226,25 +226,57 @@ def execution_of(end: Dict[str, Any]) -> Execution:
     return ex
 
 
+def _output_handlers(handlers: Any) -> Tuple[Any, Any]:
+    """The stdout and stderr handlers (None when absent)."""
+    if handlers is None:
+        return None, None
+    return getattr(handlers, "on_stdout", None), getattr(handlers, "on_stderr", None)
+
+
+# Group kinds of ``next_events`` (bindings/python/src/events.rs).
+_STDOUT = 1
+_STDERR = 2
+
+
 def run_execution(client: Any, op: str, args: Dict[str, Any], handlers: Any) -> Execution:
     """Starts a run (``commands.start`` / ``commands.start_in_session`` / ``code.start``)
     and pulls its events on this thread, calling sync handlers in order; the result is
-    the run's folded outcome."""
+    the run's folded outcome. Output lines come as ready-made ``OutputMessage`` lists
+    (one native call per batch), so a handler costs one call per line and nothing more."""
     r = call(client, op, start_args(args, handlers))
     handle = r["handle"]
+    on_out, on_err = _output_handlers(handlers)
     try:
         while True:
-            batch = call(client, "execution.next_batch", {"handle": handle, "max": _BATCH})
-            for ev in batch["events"]:
-                if ev["type"] == "end":
-                    return execution_of(ev)
-                todo = _handler_call(handlers, ev)
-                if todo is not None:
-                    todo[0](todo[1])
-            if batch["done"]:
+            groups, done = native(
+                client.next_events, handle, _BATCH, OutputMessage, on_out is not None, on_err is not None
+            )
+            for kind, payload in groups:
+                if kind == _STDOUT:
+                    for m in payload:
+                        on_out(m)
+                elif kind == _STDERR:
+                    for m in payload:
+                        on_err(m)
+                elif payload["type"] == "end":
+                    return execution_of(payload)
+                else:
+                    todo = _handler_call(handlers, payload)
+                    if todo is not None:
+                        todo[0](todo[1])
+            if done:
                 raise SandboxInternalException("the run ended without its outcome")
     finally:
         call(client, "release", {"handle": handle})
+
+
+async def _each(handler: Any, messages: List[OutputMessage]) -> None:
+    """Calls ``handler`` per message, awaiting what it returns when awaitable: a sync
+    handler runs as a plain call (no coroutine per line)."""
+    for m in messages:
+        res = handler(m)
+        if res is not None and inspect.isawaitable(res):
+            await res
 
 
 async def arun_execution(client: Any, op: str, args: Dict[str, Any], handlers: Any) -> Execution:
@@ -252,18 +284,26 @@ async def arun_execution(client: Any, op: str, args: Dict[str, Any], handlers: A
     order. Cancelling the awaiting task cancels the run."""
     r = await acall(client, op, start_args(args, handlers))
     handle = r["handle"]
+    on_out, on_err = _output_handlers(handlers)
     try:
         while True:
-            batch = await acall(client, "execution.next_batch", {"handle": handle, "max": _BATCH})
-            for ev in batch["events"]:
-                if ev["type"] == "end":
-                    return execution_of(ev)
-                todo = _handler_call(handlers, ev)
-                if todo is not None:
-                    res = todo[0](todo[1])
-                    if inspect.isawaitable(res):
-                        await res
-            if batch["done"]:
+            groups, done = await anative(
+                client.next_events_async, handle, _BATCH, OutputMessage, on_out is not None, on_err is not None
+            )
+            for kind, payload in groups:
+                if kind == _STDOUT:
+                    await _each(on_out, payload)
+                elif kind == _STDERR:
+                    await _each(on_err, payload)
+                elif payload["type"] == "end":
+                    return execution_of(payload)
+                else:
+                    todo = _handler_call(handlers, payload)
+                    if todo is not None:
+                        res = todo[0](todo[1])
+                        if inspect.isawaitable(res):
+                            await res
+            if done:
                 raise SandboxInternalException("the run ended without its outcome")
     finally:
         # No I/O: releasing stops the run if it is still going.

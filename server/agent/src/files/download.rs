@@ -11,8 +11,7 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-use tokio::io::{AsyncReadExt, AsyncSeekExt};
-use tokio_util::io::ReaderStream;
+use tokio::io::AsyncSeekExt;
 
 use super::io_error;
 use super::scope::Fs;
@@ -21,8 +20,7 @@ use crate::extract::QueryPairs;
 use crate::paths::{self, Last};
 use std::os::unix::fs::OpenOptionsExt;
 
-/// Read size for streamed bodies: big enough for throughput, small enough to keep
-/// memory flat with many concurrent downloads.
+/// Read size of the line mode's reader.
 const CHUNK: usize = 256 * 1024;
 /// Line mode sends lines in batches of about this many bytes.
 const LINE_BATCH: usize = 64 * 1024;
@@ -219,7 +217,7 @@ pub async fn download(fs: Fs, query: QueryPairs, headers: HeaderMap) -> Result<R
             .await
             .map_err(|e| io_error(&e, "seek", &sandbox))?;
     }
-    let stream = ReaderStream::with_capacity(file.take(len), CHUNK);
+    let stream = super::read_ahead::stream(file.into_std().await, len);
     builder
         .status(status)
         .header(header::CONTENT_LENGTH, len)

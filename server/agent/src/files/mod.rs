@@ -17,6 +17,7 @@ pub mod download;
 pub mod meta;
 pub mod ops;
 pub mod scope;
+pub mod read_ahead;
 pub mod upload;
 
 use std::io;
