@@ -132,6 +132,21 @@ func TestOpArgumentsAreInTheManifest(t *testing.T) {
 		{"commands.start", withRun(RunCommandRequest{Command: "c", Background: true, Cwd: "/", Timeout: 5, UID: &uid, GID: &gid, Envs: map[string]string{"A": "b"}}.args())},
 		{"commands.start_in_session", withRun(sessionRunArgs("s", RunInSessionRequest{Command: "c", Cwd: "/", Timeout: 5}))},
 		{"code.start", withRun(codeRunArgs(RunCodeRequest{Code: "1", Context: &CodeContext{ID: "i", Language: "python"}}))},
+		{"sandbox.create", createArgs(cfg, SandboxCreateOptions{TemplateID: "t", ResourceRequests: ResourceLimits{"cpu": "1"},
+			Lifecycle: &SandboxLifecycle{PreStart: &LifecycleHook{Command: []string{"true"}, TimeoutSeconds: &timeout},
+				Periodic: []PeriodicLifecycleHook{{Name: "p", Schedule: "@every 1s", Command: []string{"true"}, TimeoutSeconds: &timeout}}}}, true)},
+		{"sandbox.create", createRequestArgs(cfg, CreateSandboxRequest{Image: &ImageSpec{URI: "i", Auth: &ImageAuth{Username: "u"}},
+			ResourceRequests: ResourceLimits{"cpu": "1"}, Timeout: &timeout})},
+		{"sandbox.open_endpoints", directArgs(NewClient("http://h:1", "tok", execdAuthHeader, WithTimeout(time.Second),
+			WithRetry(DefaultRetryConfig()), WithHeaders(map[string]string{"X": "1"})), true)},
+		{"manager.create_template", withManager(templateArgs(CreateTemplateRequest{Image: "i", Publish: "p", ResourceLimits: ResourceLimits{"cpu": "1"},
+			Entrypoint: []string{"e"}, Metadata: map[string]string{"m": "1"}, Env: map[string]string{"E": "1"},
+			Readiness: &TemplateReadiness{Probe: "tcp://x", WarmupSeconds: &timeout}, Format: TemplateFormatNative}))},
+		{"isolation.create", withSandbox(isolationCreateArgs(fullIsolationRequest()))},
+		{"isolation.start", withRun(isolationRunArgs("s", IsolatedRunRequest{Code: "c", Envs: map[string]string{"A": "1"}, TimeoutSeconds: 3}))},
+		{"credential_vault.create", withSandbox(vaultArgs(CredentialVaultCreateRequest{Credentials: []Credential{{Name: "c", Source: InlineCredentialSource{Value: "v"}}}}))},
+		{"credential_vault.patch", withSandbox(vaultArgs(CredentialVaultPatchRequest{ExpectedRevision: &timeout,
+			Credentials: &CredentialMutationSet{Delete: []string{"c"}}, Bindings: &CredentialBindingMutationSet{Delete: []string{"b"}}}))},
 		{"execution.next_batch", map[string]any{"handle": 1}},
 		{"release", map[string]any{"handle": 1}},
 	}
@@ -144,6 +159,26 @@ func TestOpArgumentsAreInTheManifest(t *testing.T) {
 	if len(checkArgs(ops, "commands.start", map[string]any{"comand": "x"})) == 0 {
 		t.Fatal("a misspelt key passed the check")
 	}
+}
+
+func withSandbox(a map[string]any) map[string]any {
+	a["sandbox"] = 1
+	return a
+}
+
+func withManager(a map[string]any) map[string]any {
+	a["manager"] = 1
+	return a
+}
+
+func fullIsolationRequest() CreateIsolatedSessionRequest {
+	yes := true
+	var id uint32 = 1000
+	return CreateIsolatedSessionRequest{Workspace: IsolatedWorkspaceSpec{Path: "/w", Mode: "rw"},
+		Overlays: []IsolatedOverlaySpec{{Path: "/o", Mode: "overlay", Persist: &yes}}, Profile: "strict",
+		ExtraWritable: []string{"/x"}, Binds: []BindMount{{Source: "/a", Dest: "/b", ReadOnly: true}}, ShareNet: &yes,
+		EnvPassthrough: &EnvPassthroughSpec{Mode: "allow", Keys: []string{"K"}}, Uid: &id, Gid: &id, UidMode: "setpriv",
+		IdleTimeoutSeconds: 5}
 }
 
 func withRun(a map[string]any) map[string]any {
