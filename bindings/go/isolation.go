@@ -163,6 +163,11 @@ func isolationCreateArgs(req CreateIsolatedSessionRequest) map[string]any {
 	if args == nil {
 		args = map[string]any{}
 	}
+	// A zero Workspace means none was given (a session of overlays only): the core
+	// then asks for a workspace or an overlay rather than sending an empty path.
+	if req.Workspace == (IsolatedWorkspaceSpec{}) {
+		delete(args, "workspace")
+	}
 	return args
 }
 

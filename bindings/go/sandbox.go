@@ -216,8 +216,14 @@ func fixReadyTimeout(err error, id string, timeout time.Duration) error {
 // CreateSandbox creates a sandbox and waits until it is ready (unless
 // SkipHealthCheck). A sandbox that never becomes ready is deleted again.
 func CreateSandbox(ctx context.Context, config ConnectionConfig, opts SandboxCreateOptions) (*Sandbox, error) {
-	if (opts.Image == "") == (opts.SnapshotID == "") {
-		return nil, &InvalidArgumentError{Field: "Image/SnapshotID", Message: "exactly one of image or snapshotID is required"}
+	sources := 0
+	for _, v := range []string{opts.Image, opts.SnapshotID, opts.TemplateID} {
+		if v != "" {
+			sources++
+		}
+	}
+	if sources != 1 {
+		return nil, &InvalidArgumentError{Field: "Image/SnapshotID/TemplateID", Message: "exactly one of image, snapshotID or templateID is required"}
 	}
 	custom := opts.HealthCheck != nil && !opts.SkipHealthCheck
 	sb, err := openSandbox(ctx, config, "sandbox.create", createArgs(config, opts, opts.SkipHealthCheck || custom))

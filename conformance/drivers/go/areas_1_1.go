@@ -12,6 +12,18 @@ import (
 	opensandbox "example.invalid/opensandbox-sdk/go"
 )
 
+func init() {
+	ops = append(ops,
+		"manager.create_template", "manager.get_template", "manager.list_templates", "manager.delete_template",
+		"credential_vault.create", "credential_vault.get", "credential_vault.patch", "credential_vault.delete",
+		"credential_vault.list_credentials", "credential_vault.get_credential",
+		"credential_vault.list_bindings", "credential_vault.get_binding",
+		"isolation.capabilities", "isolation.create", "isolation.attach", "isolation.get", "isolation.list",
+		"isolation.delete", "isolation.run", "isolation.start", "isolation.run_background",
+		"isolation.run_status", "isolation.run_logs",
+	)
+}
+
 // createOptions11 adds the 1.1 keys of sandbox.create to o.
 func createOptions11(a args, o *opensandbox.SandboxCreateOptions) error {
 	o.TemplateID = a.optStr("template_id")

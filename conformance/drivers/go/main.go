@@ -592,7 +592,7 @@ func execution(e *opensandbox.Execution, r *recorder) map[string]any {
 func (st *state) dispatch(op string, a args) (any, error) {
 	ctx := context.Background()
 	switch {
-	case strings.HasPrefix(op, "manager.") && strings.HasSuffix(op, "_template"):
+	case strings.HasPrefix(op, "manager.") && strings.Contains(op, "_template"):
 		return st.templateOp(ctx, op, a)
 	case strings.HasPrefix(op, "manager."):
 		return st.managerOp(ctx, op, a)

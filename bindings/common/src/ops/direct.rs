@@ -63,3 +63,55 @@ pub async fn open_endpoints(s: &Session, a: OpenEndpointsArgs) -> OpResult {
     let handle = s.keep(&sandbox, false);
     Ok(json!({"id": sandbox.id(), "handle": handle}))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn call(s: &Session, op: &str, args: Value) -> Result<Value, OpError> {
+        opensandbox_core::runtime::runtime().block_on(s.call(op, args))
+    }
+
+    #[test]
+    fn a_handle_over_known_endpoints_needs_no_request() {
+        let s = Session::new();
+        // Nothing listens there: opening makes no request, and the handle works as
+        // any sandbox handle (sandbox.info answers without one either).
+        let opened = call(
+            &s,
+            "sandbox.open_endpoints",
+            json!({"execd": {"endpoint": "http://127.0.0.1:9", "headers": {"X-EXECD-ACCESS-TOKEN": "t"}},
+                   "egress": {"endpoint": "127.0.0.1:9"}}),
+        )
+        .unwrap();
+        assert_eq!(opened["id"], "http://127.0.0.1:9");
+        let info = call(&s, "sandbox.info", json!({"sandbox": opened["handle"]})).unwrap();
+        assert_eq!(info["id"], "http://127.0.0.1:9");
+        let labelled = call(
+            &s,
+            "sandbox.open_endpoints",
+            json!({"id": "sb-1", "execd": {"endpoint": "h:1"}}),
+        )
+        .unwrap();
+        assert_eq!(labelled["id"], "sb-1");
+        // The label is not a lifecycle id: it is not kept by id.
+        assert!(s.release(labelled["handle"].as_u64().unwrap()));
+    }
+
+    #[test]
+    fn bad_endpoints_are_invalid_arguments() {
+        let s = Session::new();
+        for bad in [
+            json!({}),
+            json!({"execd": {"endpoint": " "}}),
+            json!({"execd": {"endpoint": "h:1"}, "egress": {"endpoint": ""}}),
+            json!({"execd": {"endpoint": "h:1", "token": "x"}}),
+        ] {
+            let e = call(&s, "sandbox.open_endpoints", bad.clone())
+                .err()
+                .unwrap_or_else(|| panic!("accepted {bad}"));
+            assert_eq!(e.kind, "invalid_argument", "{bad}: {}", e.message);
+        }
+    }
+}
