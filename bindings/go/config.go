@@ -39,6 +39,17 @@ type ConnectionConfig struct {
 	Transport *TransportConfig
 	// EndpointHostRewrite is not supported yet; setting it has no effect.
 	EndpointHostRewrite map[string]string
+	// EndpointCacheTTL, EndpointCacheSize and EndpointCacheDisabled configure the
+	// official SDK's endpoint cache. A Sandbox of this package resolves its execd
+	// and egress endpoints once per handle in the core, so they have no effect
+	// there; LifecycleClient.GetEndpoint caches through NewLifecycleClientWithCache.
+	EndpointCacheTTL      time.Duration
+	EndpointCacheSize     int
+	EndpointCacheDisabled bool
+	// DisableMetrics turns off the official SDK's lifecycle latency reports
+	// (POST /v1/metrics/events). This package sends no such reports, so it is
+	// always as if set.
+	DisableMetrics bool
 }
 
 // RetryConfig configures retries with exponential backoff.

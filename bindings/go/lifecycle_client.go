@@ -16,8 +16,9 @@ const lifecycleAuthHeader = "OPEN-SANDBOX-API-KEY"
 type LifecycleClient struct {
 	*Client
 
-	once sync.Once
-	mgr  *SandboxManager
+	once  sync.Once
+	mgr   *SandboxManager
+	cache *EndpointCache // nil: no endpoint cache
 }
 
 // NewLifecycleClient creates a LifecycleClient. baseURL may include the version
@@ -132,6 +133,9 @@ func (c *LifecycleClient) DeleteSandbox(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	if c.cache != nil {
+		defer c.cache.Invalidate(id)
+	}
 	return m.KillSandbox(ctx, id)
 }
 
@@ -178,12 +182,22 @@ func (c *LifecycleClient) GetEndpoint(ctx context.Context, sandboxID string, por
 	if useServerProxy != nil {
 		cfg.UseServerProxy = *useServerProxy
 	}
-	var out Endpoint
-	args := map[string]any{"connection": cfg.sessionConnection(), "sandbox_id": sandboxID, "port": port}
-	if err := opWire(ctx, "manager.get_endpoint", args, &out); err != nil {
-		return nil, err
+	fetch := func(ctx context.Context) (*Endpoint, error) {
+		var out Endpoint
+		args := map[string]any{"connection": cfg.sessionConnection(), "sandbox_id": sandboxID, "port": port}
+		if err := opWire(ctx, "manager.get_endpoint", args, &out); err != nil {
+			return nil, err
+		}
+		return &out, nil
 	}
-	return &out, nil
+	if c.cache == nil {
+		return fetch(ctx)
+	}
+	key := endpointCacheKey{sandboxID: sandboxID, port: port, useServerProxy: cfg.UseServerProxy}
+	// The lookup is shared by concurrent callers: it must not end with the first
+	// caller's context (the core's request timeout still bounds it).
+	shared := context.WithoutCancel(ctx)
+	return c.cache.GetOrFetch(ctx, key, func() (*Endpoint, error) { return fetch(shared) })
 }
 
 // GetSignedEndpoint returns an endpoint carrying a signed route token that expires

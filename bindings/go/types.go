@@ -250,7 +250,23 @@ type MetadataPatch map[string]*string
 type Endpoint struct {
 	Endpoint string            `json:"endpoint"`
 	Headers  map[string]string `json:"headers,omitempty"`
+	// Origin is what the official SDK reads from the OPEN-SANDBOX-ORIGIN response
+	// header. The core does not pass response headers up, so it is always empty
+	// here (treat as "not template-backed", as the official SDK does when unset).
+	Origin SandboxOrigin `json:"-"`
 }
+
+// SandboxOrigin is what backs a sandbox (see Endpoint.Origin).
+type SandboxOrigin string
+
+// Sandbox origins.
+const (
+	SandboxOriginTemplate SandboxOrigin = "template"
+	SandboxOriginUnknown  SandboxOrigin = "unknown"
+)
+
+// SandboxOriginHeader is the lifecycle response header reporting the origin.
+const SandboxOriginHeader = "Open-Sandbox-Origin"
 
 // RenewExpirationResponse is the answer of a renewal.
 type RenewExpirationResponse struct {
