@@ -271,7 +271,10 @@ func TestReadmeIsolatedSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("background run: exit %v, logs %q", status.ExitCode, logs)
+	if status.ExitCode == nil {
+		t.Fatalf("finished background run without exit code: %+v", status)
+	}
+	t.Logf("background run: exit %d, logs %q", *status.ExitCode, logs)
 
 	_ = session.Delete(ctx)
 }
