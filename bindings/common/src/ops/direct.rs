@@ -43,7 +43,10 @@ pub struct OpenEndpointsArgs {
 
 fn endpoint(op: &str, key: &str, e: EndpointArgs) -> Result<Endpoint, OpError> {
     if e.endpoint.trim().is_empty() {
-        return Err(OpError::invalid(op, format!("{key}.endpoint must not be empty")));
+        return Err(OpError::invalid(
+            op,
+            format!("{key}.endpoint must not be empty"),
+        ));
     }
     Ok(Endpoint {
         endpoint: e.endpoint,
