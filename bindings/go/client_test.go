@@ -5,8 +5,11 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -152,5 +155,29 @@ func TestRawEvents(t *testing.T) {
 	}
 	if !json.Valid([]byte(rawEvent(&wireEvent{Type: "execution_complete", TimeMs: 3}).Data)) {
 		t.Fatal("invalid JSON")
+	}
+}
+
+// Uploads of known length announce it (Content-Length instead of chunked).
+func TestKnownLength(t *testing.T) {
+	if n, ok := knownLength(strings.NewReader("hello")); !ok || n != 5 {
+		t.Fatalf("strings.Reader: %d %v", n, ok)
+	}
+	f, err := os.CreateTemp(t.TempDir(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("0123456789"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Seek(4, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := knownLength(f); !ok || n != 6 {
+		t.Fatalf("file at offset 4: %d %v", n, ok)
+	}
+	if _, ok := knownLength(io.LimitReader(f, 3)); ok {
+		t.Fatal("an opaque reader has no known length")
 	}
 }
