@@ -1,6 +1,8 @@
 package opensandbox
 
 import (
+	"crypto/tls"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -37,42 +39,91 @@ type ConnectionConfig struct {
 	Transport *TransportConfig
 	// EndpointHostRewrite is not supported yet; setting it has no effect.
 	EndpointHostRewrite map[string]string
+	// EndpointCacheTTL, EndpointCacheSize and EndpointCacheDisabled configure the
+	// official SDK's endpoint cache. A Sandbox of this package resolves its execd
+	// and egress endpoints once per handle in the core, so they have no effect
+	// there; LifecycleClient.GetEndpoint caches through NewLifecycleClientWithCache.
+	EndpointCacheTTL      time.Duration
+	EndpointCacheSize     int
+	EndpointCacheDisabled bool
+	// DisableMetrics turns off the official SDK's lifecycle latency reports
+	// (POST /v1/metrics/events). This package sends no such reports, so it is
+	// always as if set.
+	DisableMetrics bool
 }
 
 // RetryConfig configures retries with exponential backoff.
 type RetryConfig struct {
-	MaxRetries           int
-	InitialBackoff       time.Duration
-	MaxBackoff           time.Duration
-	Multiplier           float64
-	Jitter               bool
+	MaxRetries     int
+	InitialBackoff time.Duration
+	MaxBackoff     time.Duration
+	Multiplier     float64
+	// Jitter randomises the delays (0.25 = ±25 % in the official SDK). The core's
+	// retry policy has jitter on or off: any value above 0 switches it on.
+	Jitter               float64
 	RetryableStatusCodes []int
 }
 
-// DefaultRetryConfig returns the usual retry policy (3 retries of 429/502/503/504).
+// DefaultRetryConfig returns the official SDK's retry policy: 3 retries of
+// 429/502/503/504, 500 ms initial backoff doubling up to 30 s, with jitter.
 func DefaultRetryConfig() RetryConfig {
 	return RetryConfig{
 		MaxRetries:           3,
-		InitialBackoff:       100 * time.Millisecond,
-		MaxBackoff:           5 * time.Second,
+		InitialBackoff:       500 * time.Millisecond,
+		MaxBackoff:           30 * time.Second,
 		Multiplier:           2,
-		Jitter:               true,
+		Jitter:               0.25,
 		RetryableStatusCodes: []int{429, 502, 503, 504},
 	}
 }
 
 // TransportConfig tunes HTTP connection pooling (accepted for compatibility; the
-// native core keeps its own pool).
+// native core keeps its own pool, so these settings do not reach it).
 type TransportConfig struct {
-	MaxIdleConns        int
-	MaxIdleConnsPerHost int
-	MaxConnsPerHost     int
-	IdleConnTimeout     time.Duration
+	MaxIdleConns                  int
+	MaxIdleConnsPerHost           int
+	MaxConnsPerHost               int
+	IdleConnTimeout               time.Duration
+	TLSHandshakeTimeout           time.Duration
+	DialTimeout                   time.Duration
+	KeepAlive                     time.Duration
+	AllowWeakServerCertKeyLengths bool
 }
 
-// DefaultTransportConfig returns tuned pool settings.
+// DefaultTransportConfig returns the official SDK's pool settings.
 func DefaultTransportConfig() TransportConfig {
-	return TransportConfig{MaxIdleConns: 100, MaxIdleConnsPerHost: 20, IdleConnTimeout: 90 * time.Second}
+	return TransportConfig{
+		MaxIdleConns:        100,
+		MaxIdleConnsPerHost: 10,
+		IdleConnTimeout:     30 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+		DialTimeout:         30 * time.Second,
+		KeepAlive:           30 * time.Second,
+	}
+}
+
+// NewTransport builds an *http.Transport from the config, for code that hands it
+// to WithHTTPClient. This package's clients accept such a transport but do not use
+// it: requests go through the native core's own HTTP stack (see WithHTTPClient).
+func (tc TransportConfig) NewTransport() *http.Transport {
+	return &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   tc.DialTimeout,
+			KeepAlive: tc.KeepAlive,
+		}).DialContext,
+		MaxIdleConns:        tc.MaxIdleConns,
+		MaxIdleConnsPerHost: tc.MaxIdleConnsPerHost,
+		MaxConnsPerHost:     tc.MaxConnsPerHost,
+		IdleConnTimeout:     tc.IdleConnTimeout,
+		TLSHandshakeTimeout: tc.TLSHandshakeTimeout,
+		TLSClientConfig:     &tls.Config{MinVersion: tls.VersionTLS12},
+	}
+}
+
+// DefaultTransport returns DefaultTransportConfig().NewTransport().
+func DefaultTransport() *http.Transport {
+	return DefaultTransportConfig().NewTransport()
 }
 
 // GetDomain returns the configured domain, falling back to the environment and default.
@@ -172,7 +223,7 @@ func (c *ConnectionConfig) sessionConnection() map[string]any {
 		o["retry"] = nil
 	} else {
 		r := c.Retry
-		retry := map[string]any{"max_retries": r.MaxRetries, "jitter": r.Jitter}
+		retry := map[string]any{"max_retries": r.MaxRetries, "jitter": r.Jitter > 0}
 		if r.InitialBackoff > 0 {
 			retry["initial_backoff_ms"] = r.InitialBackoff.Milliseconds()
 		}

@@ -89,7 +89,12 @@ type ExecutionHandlers struct {
 }
 
 func (r RunCommandRequest) args() map[string]any {
-	a := map[string]any{"command": r.Command, "background": r.Background}
+	a := map[string]any{"background": r.Background}
+	if len(r.Argv) > 0 {
+		a["argv"] = r.Argv
+	} else {
+		a["command"] = r.Command
+	}
 	if r.Cwd != "" {
 		a["working_directory"] = r.Cwd
 	}
@@ -108,6 +113,20 @@ func (r RunCommandRequest) args() map[string]any {
 	return a
 }
 
+// validate checks that exactly one of Command and Argv is given.
+func (r RunCommandRequest) validate() error {
+	if len(r.Argv) > 0 {
+		if r.Command != "" {
+			return &InvalidArgumentError{Field: "command", Message: "set exactly one of Command and Argv"}
+		}
+		return nil
+	}
+	if strings.TrimSpace(r.Command) == "" {
+		return &InvalidArgumentError{Field: "command", Message: "command must not be blank"}
+	}
+	return nil
+}
+
 // RunCommand runs a shell command to completion.
 func (s *Sandbox) RunCommand(ctx context.Context, command string, handlers *ExecutionHandlers) (*Execution, error) {
 	return s.RunCommandWithOpts(ctx, RunCommandRequest{Command: command}, handlers)
@@ -116,8 +135,8 @@ func (s *Sandbox) RunCommand(ctx context.Context, command string, handlers *Exec
 // RunCommandWithOpts runs a command with full options. Cancelling ctx (or a handler
 // error) ends the run and interrupts the command on the server.
 func (s *Sandbox) RunCommandWithOpts(ctx context.Context, req RunCommandRequest, handlers *ExecutionHandlers) (*Execution, error) {
-	if strings.TrimSpace(req.Command) == "" {
-		return nil, &InvalidArgumentError{Field: "command", Message: "command must not be blank"}
+	if err := req.validate(); err != nil {
+		return nil, err
 	}
 	return s.runOp(ctx, "commands.start", req.args(), handlers)
 }

@@ -175,6 +175,12 @@ func (s *Sandbox) UploadFile(ctx context.Context, file io.Reader, opts UploadFil
 	if opts.Metadata.Group != "" {
 		args["group"] = opts.Metadata.Group
 	}
+	if n, ok := knownLength(file); ok {
+		// A known length goes out as Content-Length: the agent sometimes answers a
+		// chunked upload before the proxy sent its end (502 AGENT_UNREACHABLE,
+		// architecture.md known gaps), and upload.finish checks the count.
+		args["size"] = n
+	}
 	var opened struct {
 		Handle uint64 `json:"handle"`
 	}
@@ -218,6 +224,26 @@ func (s *Sandbox) UploadFile(ctx context.Context, file io.Reader, opts UploadFil
 	release()
 	finished = true
 	return opCall(ctx, "upload.finish", map[string]any{"handle": opened.Handle}, nil)
+}
+
+// knownLength is the number of bytes left in r when r says so without being read:
+// in-memory readers (Len) and regular files (size minus the current offset).
+func knownLength(r io.Reader) (int64, bool) {
+	switch v := r.(type) {
+	case interface{ Len() int }:
+		return int64(v.Len()), true
+	case *os.File:
+		st, err := v.Stat()
+		if err != nil || !st.Mode().IsRegular() {
+			return 0, false
+		}
+		off, err := v.Seek(0, io.SeekCurrent)
+		if err != nil || off > st.Size() {
+			return 0, false
+		}
+		return st.Size() - off, true
+	}
+	return 0, false
 }
 
 // UploadFiles uploads several files (one request per file).

@@ -155,6 +155,9 @@ func (m *SandboxManager) GetSnapshot(ctx context.Context, snapshotID string) (*S
 // ListSnapshots lists snapshots (one page).
 func (m *SandboxManager) ListSnapshots(ctx context.Context, filter ListSnapshotsOptions) (*ListSnapshotsResponse, error) {
 	args := map[string]any{}
+	if filter.Name != "" {
+		return nil, &InvalidArgumentError{Field: "Name", Message: "filtering snapshots by name is not supported by this package's core"}
+	}
 	if filter.SandboxID != "" {
 		args["sandbox_id"] = filter.SandboxID
 	}

@@ -1,10 +1,12 @@
 package opensandbox
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -132,6 +134,21 @@ func TestOpArgumentsAreInTheManifest(t *testing.T) {
 		{"commands.start", withRun(RunCommandRequest{Command: "c", Background: true, Cwd: "/", Timeout: 5, UID: &uid, GID: &gid, Envs: map[string]string{"A": "b"}}.args())},
 		{"commands.start_in_session", withRun(sessionRunArgs("s", RunInSessionRequest{Command: "c", Cwd: "/", Timeout: 5}))},
 		{"code.start", withRun(codeRunArgs(RunCodeRequest{Code: "1", Context: &CodeContext{ID: "i", Language: "python"}}))},
+		{"sandbox.create", createArgs(cfg, SandboxCreateOptions{TemplateID: "t", ResourceRequests: ResourceLimits{"cpu": "1"},
+			Lifecycle: &SandboxLifecycle{PreStart: &LifecycleHook{Command: []string{"true"}, TimeoutSeconds: &timeout},
+				Periodic: []PeriodicLifecycleHook{{Name: "p", Schedule: "@every 1s", Command: []string{"true"}, TimeoutSeconds: &timeout}}}}, true)},
+		{"sandbox.create", createRequestArgs(cfg, CreateSandboxRequest{Image: &ImageSpec{URI: "i", Auth: &ImageAuth{Username: "u"}},
+			ResourceRequests: ResourceLimits{"cpu": "1"}, Timeout: &timeout})},
+		{"sandbox.open_endpoints", directArgs(NewClient("http://h:1", "tok", execdAuthHeader, WithTimeout(time.Second),
+			WithRetry(DefaultRetryConfig()), WithHeaders(map[string]string{"X": "1"})), true)},
+		{"manager.create_template", withManager(templateArgs(CreateTemplateRequest{Image: "i", Publish: "p", ResourceLimits: ResourceLimits{"cpu": "1"},
+			Entrypoint: []string{"e"}, Metadata: map[string]string{"m": "1"}, Env: map[string]string{"E": "1"},
+			Readiness: &TemplateReadiness{Probe: "tcp://x", WarmupSeconds: &timeout}, Format: TemplateFormatNative}))},
+		{"isolation.create", withSandbox(isolationCreateArgs(fullIsolationRequest()))},
+		{"isolation.start", withRun(isolationRunArgs("s", IsolatedRunRequest{Code: "c", Envs: map[string]string{"A": "1"}, TimeoutSeconds: 3}))},
+		{"credential_vault.create", withSandbox(vaultArgs(CredentialVaultCreateRequest{Credentials: []Credential{{Name: "c", Source: InlineCredentialSource{Value: "v"}}}}))},
+		{"credential_vault.patch", withSandbox(vaultArgs(CredentialVaultPatchRequest{ExpectedRevision: &timeout,
+			Credentials: &CredentialMutationSet{Delete: []string{"c"}}, Bindings: &CredentialBindingMutationSet{Delete: []string{"b"}}}))},
 		{"execution.next_batch", map[string]any{"handle": 1}},
 		{"release", map[string]any{"handle": 1}},
 	}
@@ -144,6 +161,26 @@ func TestOpArgumentsAreInTheManifest(t *testing.T) {
 	if len(checkArgs(ops, "commands.start", map[string]any{"comand": "x"})) == 0 {
 		t.Fatal("a misspelt key passed the check")
 	}
+}
+
+func withSandbox(a map[string]any) map[string]any {
+	a["sandbox"] = 1
+	return a
+}
+
+func withManager(a map[string]any) map[string]any {
+	a["manager"] = 1
+	return a
+}
+
+func fullIsolationRequest() CreateIsolatedSessionRequest {
+	yes := true
+	var id uint32 = 1000
+	return CreateIsolatedSessionRequest{Workspace: IsolatedWorkspaceSpec{Path: "/w", Mode: "rw"},
+		Overlays: []IsolatedOverlaySpec{{Path: "/o", Mode: "overlay", Persist: &yes}}, Profile: "strict",
+		ExtraWritable: []string{"/x"}, Binds: []BindMount{{Source: "/a", Dest: "/b", ReadOnly: true}}, ShareNet: &yes,
+		EnvPassthrough: &EnvPassthroughSpec{Mode: "allow", Keys: []string{"K"}}, Uid: &id, Gid: &id, UidMode: "setpriv",
+		IdleTimeoutSeconds: 5}
 }
 
 func withRun(a map[string]any) map[string]any {
@@ -186,4 +223,54 @@ func TestWireDialect(t *testing.T) {
 	if m.CPUCount != 2 || m.CPUUsedPct != 1.5 || m.MemTotalMB != 512 || m.Timestamp != 9 {
 		t.Fatalf("metrics: %+v", m)
 	}
+}
+
+// Nested keys (the manifest lists top-level ones only) are checked by the op layer's
+// parser, which runs before anything else: with a handle that does not exist, a call
+// whose every key parses fails on the handle, never on an unknown field.
+func TestNestedArgumentsParse(t *testing.T) {
+	const noHandle = 987654321
+	yes := true
+	n := 5
+	full := CredentialBinding{Name: "b", Match: CredentialMatch{Schemes: []CredentialScheme{CredentialSchemeHTTPS}, Ports: []int{443},
+		Hosts: []string{"h"}, Methods: []string{"GET"}, Paths: []string{"/*"}},
+		Auth: CredentialAuth{Type: CredentialAuthCustomHeaders, Credential: "c", Name: "n", Headers: []CustomHeaderEntry{{Name: "X", Credential: "c"}},
+			Substitutions: []CredentialSubstitution{{Credential: "c", Placeholder: "__C__", In: []CredentialSubstitutionSurface{CredentialSubstitutionQuery}}}}}
+	cred := Credential{Name: "c", Source: InlineCredentialSource{Value: "v"}}
+	calls := map[string]map[string]any{
+		"isolation.create": withHandle(isolationCreateArgs(fullIsolationRequest()), "sandbox", noHandle),
+		"credential_vault.create": withHandle(vaultArgs(CredentialVaultCreateRequest{Credentials: []Credential{cred},
+			Bindings: []CredentialBinding{full}}), "sandbox", noHandle),
+		"credential_vault.patch": withHandle(vaultArgs(CredentialVaultPatchRequest{ExpectedRevision: &n,
+			Credentials: &CredentialMutationSet{Add: []Credential{cred}, Replace: []Credential{cred}, Delete: []string{"x"}},
+			Bindings:    &CredentialBindingMutationSet{Add: []CredentialBinding{full}, Replace: []CredentialBinding{full}, Delete: []string{"y"}}}), "sandbox", noHandle),
+		"manager.create_template": withHandle(templateArgs(CreateTemplateRequest{Image: "i", Publish: "p",
+			Readiness: &TemplateReadiness{Probe: "tcp://x", WarmupSeconds: &n}, ResourceLimits: ResourceLimits{"cpu": "1"}}), "manager", noHandle),
+		"sandbox.create": withHandle(createArgs(ConnectionConfig{Domain: "127.0.0.1:9"}, SandboxCreateOptions{Image: "i",
+			Lifecycle: &SandboxLifecycle{PreStart: &LifecycleHook{Command: []string{"true"}, TimeoutSeconds: &n},
+				Periodic: []PeriodicLifecycleHook{{Name: "p", Schedule: "@every 1s", Command: []string{"true"}, TimeoutSeconds: &n}}},
+			CredentialProxy: &CredentialProxyConfig{Enabled: yes}, ResourceRequests: ResourceLimits{"cpu": "1"}}, true), "connection", 0),
+	}
+	// The check catches a misspelt nested key.
+	bad := map[string]any{"sandbox": noHandle, "workspace": map[string]any{"paht": "/w"}}
+	if err := opCall(context.Background(), "isolation.create", bad, nil); err == nil || !strings.Contains(err.Error(), "unknown field") {
+		t.Fatalf("a misspelt nested key was not caught: %v", err)
+	}
+	for op, args := range calls {
+		err := opCall(context.Background(), op, args, nil)
+		if err == nil {
+			t.Fatalf("%s: succeeded against nothing", op)
+		}
+		if strings.Contains(err.Error(), "unknown field") || strings.Contains(err.Error(), "invalid type") || strings.Contains(err.Error(), "missing field") {
+			t.Errorf("%s: %v", op, err)
+		}
+	}
+}
+
+// withHandle sets key to h (0: leave args as they are).
+func withHandle(a map[string]any, key string, h int) map[string]any {
+	if h != 0 {
+		a[key] = h
+	}
+	return a
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 )
@@ -48,6 +49,13 @@ type SandboxCreateOptions struct {
 	HealthCheckInterval time.Duration
 	// HealthCheck replaces the execd ping as readiness check.
 	HealthCheck func(ctx context.Context, sb *Sandbox) (bool, error)
+	// TemplateID creates the sandbox from a Succeeded template (exclusive with Image
+	// and SnapshotID; Entrypoint and ResourceLimits may not go with it).
+	TemplateID string
+	// ResourceRequests are the guaranteed resources (ResourceLimits are the caps).
+	ResourceRequests ResourceLimits
+	// Lifecycle holds a pre-start hook and periodic hooks.
+	Lifecycle *SandboxLifecycle
 }
 
 // ReadyOptions configures WaitUntilReady.
@@ -66,6 +74,34 @@ type Sandbox struct {
 	// The op-layer session's handle of this sandbox (session.go); 0 once closed.
 	opMu sync.Mutex
 	opH  uint64
+
+	// owner is set on views (FilesWithIdentity, an isolated session's Files): they
+	// use the owner's handle and add fileScope to every file op.
+	owner     *Sandbox
+	fileScope map[string]any
+}
+
+// view is a Sandbox sharing s's handle whose file ops carry scope (`identity` or
+// `isolated_session`, bindings/common/README.md §1).
+func (s *Sandbox) view(scope map[string]any) *Sandbox {
+	root := s
+	if s.owner != nil {
+		root = s.owner
+	}
+	return &Sandbox{id: s.id, config: s.config, owner: root, fileScope: scope}
+}
+
+// scopeArgs adds the view's file scope to the file ops (files.*, upload.open,
+// download.open).
+func (s *Sandbox) scopeArgs(op string, args map[string]any) {
+	if len(s.fileScope) == 0 {
+		return
+	}
+	if strings.HasPrefix(op, "files.") || op == "upload.open" || op == "download.open" {
+		for k, v := range s.fileScope {
+			args[k] = v
+		}
+	}
 }
 
 func newSandbox(id string, handle uint64, config ConnectionConfig) *Sandbox {
@@ -135,6 +171,15 @@ func createArgs(config ConnectionConfig, opts SandboxCreateOptions, skipHealth b
 	if opts.SecureAccess {
 		a["secure_access"] = true
 	}
+	if opts.TemplateID != "" {
+		a["template_id"] = opts.TemplateID
+	}
+	if len(opts.ResourceRequests) > 0 {
+		a["resource_requests"] = opts.ResourceRequests
+	}
+	if opts.Lifecycle != nil {
+		a["lifecycle"] = wireArg(opts.Lifecycle)
+	}
 	if opts.ReadyTimeout > 0 {
 		a["ready_timeout_s"] = secondsOf(opts.ReadyTimeout)
 	}
@@ -171,8 +216,14 @@ func fixReadyTimeout(err error, id string, timeout time.Duration) error {
 // CreateSandbox creates a sandbox and waits until it is ready (unless
 // SkipHealthCheck). A sandbox that never becomes ready is deleted again.
 func CreateSandbox(ctx context.Context, config ConnectionConfig, opts SandboxCreateOptions) (*Sandbox, error) {
-	if (opts.Image == "") == (opts.SnapshotID == "") {
-		return nil, &InvalidArgumentError{Field: "Image/SnapshotID", Message: "exactly one of image or snapshotID is required"}
+	sources := 0
+	for _, v := range []string{opts.Image, opts.SnapshotID, opts.TemplateID} {
+		if v != "" {
+			sources++
+		}
+	}
+	if sources != 1 {
+		return nil, &InvalidArgumentError{Field: "Image/SnapshotID/TemplateID", Message: "exactly one of image, snapshotID or templateID is required"}
 	}
 	custom := opts.HealthCheck != nil && !opts.SkipHealthCheck
 	sb, err := openSandbox(ctx, config, "sandbox.create", createArgs(config, opts, opts.SkipHealthCheck || custom))

@@ -106,6 +106,9 @@ func opRelease(h uint64) {
 // opHandle is the session's handle of this sandbox (from sandbox.create / connect /
 // resume), released by Close.
 func (s *Sandbox) opHandle(ctx context.Context) (uint64, error) {
+	if s.owner != nil {
+		return s.owner.opHandle(ctx)
+	}
 	s.opMu.Lock()
 	defer s.opMu.Unlock()
 	if s.opH == 0 {
@@ -115,6 +118,9 @@ func (s *Sandbox) opHandle(ctx context.Context) (uint64, error) {
 }
 
 func (s *Sandbox) releaseOpHandle() {
+	if s.owner != nil {
+		return // a view: the owner releases the handle
+	}
 	s.opMu.Lock()
 	defer s.opMu.Unlock()
 	opRelease(s.opH)
@@ -246,6 +252,7 @@ type wireEvent struct {
 	Value     string                     `json:"value"`
 	Traceback []string                   `json:"traceback"`
 	TimeMs    int64                      `json:"execution_time_ms"`
+	Count     *int                       `json:"count"`
 	OK        bool                       `json:"ok"`
 	Execution *wireExecution             `json:"execution"`
 	Error     *wireError                 `json:"error"`
@@ -396,15 +403,26 @@ func deliver(ev *wireEvent, h *ExecutionHandlers) error {
 // the run). Cancelling ctx or a handler error ends the run the same way in every
 // language: the run is released, which interrupts the command on the server.
 func (s *Sandbox) runOp(ctx context.Context, op string, args map[string]any, h *ExecutionHandlers) (*Execution, error) {
+	if h != nil && h.SkipAccumulation {
+		args["skip_accumulation"] = true
+	}
+	var each func(*wireEvent) error
+	if h != nil {
+		each = func(ev *wireEvent) error { return deliver(ev, h) }
+	}
+	return s.runEvents(ctx, op, args, each)
+}
+
+// runEvents starts a run and passes each of its events (when each is non-nil) to
+// each, on this goroutine; see runOp.
+func (s *Sandbox) runEvents(ctx context.Context, op string, args map[string]any, each func(*wireEvent) error) (*Execution, error) {
 	sb, err := s.opHandle(ctx)
 	if err != nil {
 		return nil, err
 	}
 	args["sandbox"] = sb
-	args["handlers"] = h != nil
-	if h != nil && h.SkipAccumulation {
-		args["skip_accumulation"] = true
-	}
+	args["handlers"] = each != nil
+	s.scopeArgs(op, args)
 	var started struct {
 		Handle uint64 `json:"handle"`
 		ID     string `json:"id"`
@@ -430,8 +448,8 @@ func (s *Sandbox) runOp(ctx context.Context, op string, args map[string]any, h *
 				}
 				return ev.Execution.toExecution(), nil
 			}
-			if h != nil {
-				if err := deliver(ev, h); err != nil {
+			if each != nil {
+				if err := each(ev); err != nil {
 					return partial, err
 				}
 			}
@@ -452,6 +470,7 @@ func (s *Sandbox) op(ctx context.Context, op string, args map[string]any, out an
 		args = map[string]any{}
 	}
 	args["sandbox"] = h
+	s.scopeArgs(op, args)
 	return opCall(ctx, op, args, out)
 }
 

@@ -109,10 +109,24 @@ type NetworkRule struct {
 	Target string `json:"target"`
 }
 
+// PlatformOS is the target operating system of a platform constraint.
+type PlatformOS string
+
+// PlatformArch is the target CPU architecture of a platform constraint.
+type PlatformArch string
+
+// Platform constants.
+const (
+	OSLinux   PlatformOS   = "linux"
+	OSWindows PlatformOS   = "windows"
+	ArchAMD64 PlatformArch = "amd64"
+	ArchARM64 PlatformArch = "arm64"
+)
+
 // PlatformSpec constrains the sandbox platform.
 type PlatformSpec struct {
-	OS   string `json:"os"`
-	Arch string `json:"arch"`
+	OS   PlatformOS   `json:"os"`
+	Arch PlatformArch `json:"arch"`
 }
 
 // CredentialProxyConfig switches the egress credential proxy.
@@ -127,9 +141,79 @@ type SandboxInfo struct {
 	SnapshotID string            `json:"snapshotId,omitempty"`
 	Status     SandboxStatus     `json:"status"`
 	Metadata   map[string]string `json:"metadata,omitempty"`
+	Extensions map[string]string `json:"extensions,omitempty"`
 	Entrypoint []string          `json:"entrypoint"`
 	ExpiresAt  *time.Time        `json:"expiresAt,omitempty"`
 	CreatedAt  time.Time         `json:"createdAt"`
+	Platform   *PlatformSpec     `json:"platform,omitempty"`
+	// Allocation is set when the sandbox was allocated from a server-side pool.
+	Allocation *AllocationSummary `json:"allocation,omitempty"`
+}
+
+// AllocationMode is how the runtime allocated a sandbox.
+type AllocationMode string
+
+// AllocationState is the confirmed allocation state of a sandbox.
+type AllocationState string
+
+// Allocation constants.
+const (
+	AllocationModePool       AllocationMode  = "pool"
+	AllocationStateAllocated AllocationState = "allocated"
+)
+
+// AllocationSummary is a confirmed active pool allocation.
+type AllocationSummary struct {
+	Mode    AllocationMode  `json:"mode"`
+	PoolRef string          `json:"poolRef"`
+	State   AllocationState `json:"state"`
+}
+
+// LifecycleHook is a command run before the sandbox entrypoint starts.
+type LifecycleHook struct {
+	Command        []string `json:"command"`
+	TimeoutSeconds *int     `json:"timeoutSeconds,omitempty"`
+}
+
+// PeriodicLifecycleHook is a named command scheduled while the sandbox runs.
+type PeriodicLifecycleHook struct {
+	Name           string   `json:"name"`
+	Schedule       string   `json:"schedule"`
+	Command        []string `json:"command"`
+	TimeoutSeconds *int     `json:"timeoutSeconds,omitempty"`
+}
+
+// SandboxLifecycle holds the lifecycle hooks of a new sandbox.
+type SandboxLifecycle struct {
+	PreStart *LifecycleHook          `json:"preStart,omitempty"`
+	Periodic []PeriodicLifecycleHook `json:"periodic,omitempty"`
+}
+
+// CreateSandboxRequest is the lifecycle API's create body (LifecycleClient.CreateSandbox).
+type CreateSandboxRequest struct {
+	Image      *ImageSpec `json:"image,omitempty"`
+	SnapshotID string     `json:"snapshotId,omitempty"`
+	// TemplateID creates the sandbox from a Succeeded template (exclusive with
+	// Image and SnapshotID).
+	TemplateID       string                 `json:"templateId,omitempty"`
+	Timeout          *int                   `json:"timeout,omitempty"`
+	ResourceLimits   ResourceLimits         `json:"resourceLimits"`
+	ResourceRequests ResourceLimits         `json:"resourceRequests,omitempty"`
+	Env              map[string]string      `json:"env,omitempty"`
+	SecureAccess     bool                   `json:"secureAccess,omitempty"`
+	Metadata         map[string]string      `json:"metadata,omitempty"`
+	Lifecycle        *SandboxLifecycle      `json:"lifecycle,omitempty"`
+	Entrypoint       []string               `json:"entrypoint,omitempty"`
+	NetworkPolicy    *NetworkPolicy         `json:"networkPolicy,omitempty"`
+	CredentialProxy  *CredentialProxyConfig `json:"credentialProxy,omitempty"`
+	Volumes          []Volume               `json:"volumes,omitempty"`
+	Extensions       map[string]string      `json:"extensions,omitempty"`
+	Platform         *PlatformSpec          `json:"platform,omitempty"`
+}
+
+// RenewExpirationRequest is the body of a renewal (LifecycleClient.RenewExpiration).
+type RenewExpirationRequest struct {
+	ExpiresAt time.Time `json:"expiresAt"`
 }
 
 // PaginationInfo is the pagination of list responses.
@@ -149,7 +233,7 @@ type ListSandboxesResponse struct {
 
 // ListOptions filters ListSandboxInfos.
 type ListOptions struct {
-	States   []string
+	States   []SandboxState
 	Metadata map[string]string
 	Page     int
 	PageSize int
@@ -166,18 +250,46 @@ type MetadataPatch map[string]*string
 type Endpoint struct {
 	Endpoint string            `json:"endpoint"`
 	Headers  map[string]string `json:"headers,omitempty"`
+	// Origin is what the official SDK reads from the OPEN-SANDBOX-ORIGIN response
+	// header. The core does not pass response headers up, so it is always empty
+	// here (treat as "not template-backed", as the official SDK does when unset).
+	Origin SandboxOrigin `json:"-"`
 }
+
+// SandboxOrigin is what backs a sandbox (see Endpoint.Origin).
+type SandboxOrigin string
+
+// Sandbox origins.
+const (
+	SandboxOriginTemplate SandboxOrigin = "template"
+	SandboxOriginUnknown  SandboxOrigin = "unknown"
+)
+
+// SandboxOriginHeader is the lifecycle response header reporting the origin.
+const SandboxOriginHeader = "Open-Sandbox-Origin"
 
 // RenewExpirationResponse is the answer of a renewal.
 type RenewExpirationResponse struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
+// SnapshotState is the lifecycle state of a snapshot.
+type SnapshotState string
+
+// Snapshot states.
+const (
+	SnapshotStateCreating SnapshotState = "Creating"
+	SnapshotStateDeleting SnapshotState = "Deleting"
+	SnapshotStateReady    SnapshotState = "Ready"
+	SnapshotStateFailed   SnapshotState = "Failed"
+)
+
 // SnapshotStatus is the state of a snapshot.
 type SnapshotStatus struct {
-	State   string `json:"state"`
-	Reason  string `json:"reason,omitempty"`
-	Message string `json:"message,omitempty"`
+	State            SnapshotState `json:"state"`
+	Reason           string        `json:"reason,omitempty"`
+	Message          string        `json:"message,omitempty"`
+	LastTransitionAt *time.Time    `json:"lastTransitionAt,omitempty"`
 }
 
 // SnapshotInfo describes a snapshot.
@@ -197,7 +309,8 @@ type CreateSnapshotRequest struct {
 // ListSnapshotsOptions filters ListSnapshots.
 type ListSnapshotsOptions struct {
 	SandboxID string
-	States    []string
+	Name      string
+	States    []SnapshotState
 	Page      int
 	PageSize  int
 }
@@ -263,7 +376,10 @@ type CreateSessionRequest struct {
 
 // RunCommandRequest runs a shell command. Timeout is in milliseconds.
 type RunCommandRequest struct {
-	Command    string            `json:"command"`
+	Command string `json:"command,omitempty"`
+	// Argv runs an executable with literal arguments, without a shell (exclusive
+	// with Command).
+	Argv       []string          `json:"argv,omitempty"`
 	Cwd        string            `json:"cwd,omitempty"`
 	Background bool              `json:"background,omitempty"`
 	Timeout    int64             `json:"timeout,omitempty"`

@@ -398,6 +398,29 @@ impl Sandbox {
         })
     }
 
+    /// A handle over endpoints the caller already knows (the official SDKs' low-level
+    /// `ExecdClient` / `EgressClient`, built from a URL and a token): no lifecycle
+    /// request is made. `id` only labels the handle. Without `egress`, egress calls
+    /// resolve the sidecar through the lifecycle API as usual.
+    pub fn from_endpoints(
+        config: ConnectionConfig,
+        id: &str,
+        execd: Endpoint,
+        egress: Option<Endpoint>,
+    ) -> Result<Sandbox> {
+        let manager = SandboxManager::new(config)?;
+        let execd_client = ExecdClient::from_http(manager.http().clone(), &execd);
+        let egress_client = egress.map(|ep| EgressClient::from_http(manager.http().clone(), &ep));
+        let egress_cell = tokio::sync::OnceCell::new_with(egress_client);
+        Ok(Sandbox {
+            id: id.into(),
+            manager,
+            execd: execd_client,
+            execd_endpoint: Arc::new(execd),
+            egress: Arc::new(egress_cell),
+        })
+    }
+
     /// Polls the health check every `interval` until it passes or `timeout` elapses
     /// ([`ErrorKind::ReadyTimeout`]).
     pub async fn wait_until_ready(

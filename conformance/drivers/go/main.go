@@ -229,6 +229,18 @@ func (a args) strList(k string) []string {
 	return l
 }
 
+// typedList converts a string list into a list of a string-based enum type.
+func typedList[T ~string](l []string) []T {
+	if l == nil {
+		return nil
+	}
+	out := make([]T, len(l))
+	for i, v := range l {
+		out[i] = T(v)
+	}
+	return out
+}
+
 func (a args) objects(k string) []args {
 	var l []args
 	_ = a.get(k, &l)
@@ -580,6 +592,8 @@ func execution(e *opensandbox.Execution, r *recorder) map[string]any {
 func (st *state) dispatch(op string, a args) (any, error) {
 	ctx := context.Background()
 	switch {
+	case strings.HasPrefix(op, "manager.") && strings.Contains(op, "_template"):
+		return st.templateOp(ctx, op, a)
 	case strings.HasPrefix(op, "manager."):
 		return st.managerOp(ctx, op, a)
 	case op == "sandbox.create" || op == "sandbox.connect" || op == "sandbox.resume":
@@ -628,7 +642,15 @@ func (st *state) dispatch(op string, a args) (any, error) {
 	case strings.HasPrefix(op, "code."):
 		return st.codeOp(ctx, op, sb, a)
 	case strings.HasPrefix(op, "files."):
-		return filesOp(ctx, op, sb, a)
+		fs, err := fileTarget(ctx, sb, a)
+		if err != nil {
+			return nil, err
+		}
+		return filesOp(ctx, op, fs, a)
+	case strings.HasPrefix(op, "credential_vault."):
+		return st.vaultOp(ctx, op, sb, a)
+	case strings.HasPrefix(op, "isolation."):
+		return st.isolationOp(ctx, op, sb, a)
 	case strings.HasPrefix(op, "pty."):
 		return st.ptyOp(ctx, op, sb, a)
 	case op == "metrics.watch":
@@ -687,6 +709,9 @@ func (st *state) open(ctx context.Context, op string, a args) (any, error) {
 				p.Egress = append(p.Egress, opensandbox.NetworkRule{Action: r.optStr("action"), Target: r.optStr("target")})
 			}
 			o.NetworkPolicy = p
+		}
+		if err := createOptions11(a, &o); err != nil {
+			return nil, err
 		}
 		sb, err = withoutEnvKey(noKey(a), func() (*opensandbox.Sandbox, error) {
 			return opensandbox.CreateSandbox(ctx, cfg, o)
@@ -832,7 +857,7 @@ func (st *state) managerOp(ctx context.Context, op string, a args) (any, error) 
 	id := a.optStr("sandbox_id")
 	switch op {
 	case "manager.list_sandbox_infos":
-		o := opensandbox.ListOptions{States: a.strList("states"), Metadata: a.strMap("metadata")}
+		o := opensandbox.ListOptions{States: typedList[opensandbox.SandboxState](a.strList("states")), Metadata: a.strMap("metadata")}
 		if p, ok := a.num("page"); ok {
 			o.Page = int(p)
 		}
@@ -889,7 +914,7 @@ func (st *state) managerOp(ctx context.Context, op string, a args) (any, error) 
 	case "manager.delete_snapshot":
 		return nil, m.DeleteSnapshot(ctx, a.optStr("snapshot_id"))
 	case "manager.list_snapshots":
-		o := opensandbox.ListSnapshotsOptions{SandboxID: id, States: a.strList("states")}
+		o := opensandbox.ListSnapshotsOptions{SandboxID: id, States: typedList[opensandbox.SnapshotState](a.strList("states"))}
 		if p, ok := a.num("page"); ok {
 			o.Page = int(p)
 		}
@@ -1181,7 +1206,7 @@ func writeEntry(a args) (io.Reader, opensandbox.UploadFileOptions, error) {
 	return strings.NewReader(a.optStr("data")), opts, nil
 }
 
-func download(ctx context.Context, sb *opensandbox.Sandbox, a args) (io.ReadCloser, error) {
+func download(ctx context.Context, sb opensandbox.IdentityFilesystem, a args) (io.ReadCloser, error) {
 	path, err := a.str("path")
 	if err != nil {
 		return nil, err
@@ -1196,7 +1221,7 @@ func download(ctx context.Context, sb *opensandbox.Sandbox, a args) (io.ReadClos
 	return sb.DownloadFile(ctx, path, a.optStr("range"), o)
 }
 
-func filesOp(ctx context.Context, op string, sb *opensandbox.Sandbox, a args) (any, error) {
+func filesOp(ctx context.Context, op string, sb opensandbox.IdentityFilesystem, a args) (any, error) {
 	switch op {
 	case "files.write_file":
 		r, opts, err := writeEntry(a)

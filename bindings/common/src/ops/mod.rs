@@ -4,6 +4,7 @@
 
 pub mod code;
 pub mod commands;
+pub mod direct;
 pub mod files;
 pub mod isolation;
 pub mod lifecycle;
@@ -74,6 +75,7 @@ op_table! {
     "sandbox.get_egress_status" => SandboxArgs, lifecycle::sandbox_get_egress_status, "PolicyStatus";
     "sandbox.ping" => SandboxArgs, lifecycle::sandbox_ping, "null";
     "sandbox.wait_until_ready" => ReadyArgs, lifecycle::sandbox_wait_until_ready, "null";
+    "sandbox.open_endpoints" => direct::OpenEndpointsArgs, direct::open_endpoints, "Opened";
     "sandbox.patch_egress_rules" => PatchRulesArgs, lifecycle::sandbox_patch_egress_rules, "PolicyStatus";
     "sandbox.delete_egress_rules" => DeleteRulesArgs, lifecycle::sandbox_delete_egress_rules, "PolicyStatus";
     "sandbox.get_diagnostic_logs" => DiagnosticArgs, lifecycle::sandbox_get_diagnostic_logs, "DiagnosticContent";
