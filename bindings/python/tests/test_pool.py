@@ -30,6 +30,7 @@ from opensandbox.exceptions import (
     PoolDestroyedException,
     PoolEmptyException,
     PoolNotRunningException,
+    PoolStateStoreUnavailableException,
     SandboxApiException,
     SandboxError,
 )
@@ -208,6 +209,40 @@ async def test_failing_warmups_degrade_the_pool(server):
         with pytest.raises(PoolEmptyException):
             await pool.acquire(policy=AcquirePolicy.FAIL_FAST)
     assert await live_pool_sandboxes(name) == []
+
+
+class FlakyStore(InMemoryAsyncPoolStateStore):
+    """An in-memory store whose idle and destroy-state reads fail while ``down``."""
+
+    down = False
+
+    def _check(self):
+        if self.down:
+            raise PoolStateStoreUnavailableException("store down (test)")
+
+    async def get_destroy_state(self, pool_name):
+        self._check()
+        return await super().get_destroy_state(pool_name)
+
+    async def try_take_idle_min_ttl(self, pool_name, min_remaining_ttl):
+        self._check()
+        return await super().try_take_idle_min_ttl(pool_name, min_remaining_ttl)
+
+
+async def test_store_outage_degrades_creating_policies_to_direct_create(server):
+    store = FlakyStore()
+    async with async_pool(store, f"outage-{uuid.uuid4().hex[:8]}", 0) as pool:
+        store.down = True
+        sandbox = await pool.acquire(policy=AcquirePolicy.DIRECT_CREATE)
+        try:
+            assert (await sandbox.commands.run("true")).exit_code == 0
+        finally:
+            await sandbox.kill()
+        for policy in (AcquirePolicy.FAIL_FAST, AcquirePolicy.RETRY_NEXT_IDLE):
+            with pytest.raises(PoolStateStoreUnavailableException) as e:
+                await pool.acquire(policy=policy)
+            assert e.value.error.code == SandboxError.POOL_STATE_STORE_UNAVAILABLE
+        store.down = False
 
 
 async def test_destroy_fences_every_instance_and_kills_idle(server):
