@@ -327,3 +327,63 @@ def test_pool_arguments_are_validated():
         SandboxPoolSync(**{**common, "pool_name": " "}, max_idle=1)
     with pytest.raises(TypeError, match="blocking state store"):
         SandboxPoolSync(**{**common, "state_store": InMemoryAsyncPoolStateStore()}, max_idle=1)
+
+
+def test_public_names_and_defaults_match_the_official_1_1_1():
+    import inspect
+
+    import opensandbox
+    import opensandbox.pool
+    import opensandbox.pool_async
+    import opensandbox.pool_manager
+    import opensandbox.pool_redis
+    from opensandbox.pool import PoolDestroyOptions
+
+    official_top = {
+        "SandboxPoolSync", "SandboxPoolAsync", "AsyncSandboxPool", "SandboxPool", "AcquirePolicy",
+        "AsyncPooledSandboxCreator", "PooledSandboxCreateContext", "PooledSandboxCreateReason", "PooledSandboxCreator",
+        "PoolCreationSpec", "PoolDestroyOptions", "PoolDestroyResult", "PoolDestroyState", "PoolDestroyStrategy",
+        "InMemoryAsyncPoolStateStore", "InMemoryPoolStateStore", "SandboxPoolManager", "SandboxPoolManagerAsync",
+        "SandboxPoolManagerSync",
+    }  # fmt: skip
+    official_pool = official_top | {
+        "AsyncPoolConfig", "AsyncPoolStateStore", "IdleEntry", "PoolConfig", "PoolLifecycleState", "PoolSnapshot",
+        "PoolState", "PoolStateStore", "StoreCounters", "TakeIdleResult",
+    }  # fmt: skip
+    assert official_top <= set(opensandbox.__all__)
+    assert official_pool == set(opensandbox.pool.__all__)
+    assert set(opensandbox.pool_redis.__all__) == {"AsyncRedisPoolStateStore", "RedisPoolStateStore"}
+    assert set(opensandbox.pool_manager.__all__) == {
+        "SandboxPoolManager",
+        "SandboxPoolManagerAsync",
+        "SandboxPoolManagerSync",
+    }
+    assert set(opensandbox.pool_async.__all__) == {
+        "AsyncSandboxPool",
+        "InMemoryAsyncPoolStateStore",
+        "SandboxPoolAsync",
+    }
+    assert opensandbox.SandboxPool is opensandbox.SandboxPoolSync
+    assert opensandbox.AsyncSandboxPool is opensandbox.SandboxPoolAsync
+    assert opensandbox.SandboxPoolManager is opensandbox.SandboxPoolManagerSync
+    assert [p.value for p in AcquirePolicy] == [
+        "FAIL_FAST",
+        "DIRECT_CREATE",
+        "RETRY_NEXT_IDLE",
+        "RETRY_NEXT_IDLE_THEN_CREATE",
+    ]
+    for pool_class in (SandboxPoolSync, SandboxPoolAsync):
+        params = inspect.signature(pool_class).parameters
+        defaults = {name: p.default for name, p in params.items() if p.default is not p.empty}
+        assert defaults["warmup_create_qps"] == 10 and defaults["warmup_concurrency"] == 128
+        assert defaults["primary_lock_ttl"] == timedelta(seconds=60) and defaults["degraded_threshold"] == 3
+        assert defaults["warmup_health_check_polling_interval"] == timedelta(milliseconds=500)
+        assert defaults["idle_timeout"] == timedelta(hours=24) and defaults["max_acquire_retries"] == 3
+        assert "reconcile_interval" not in params
+        assert all(p.kind is p.KEYWORD_ONLY for name, p in params.items())
+    options = PoolDestroyOptions()
+    assert (options.tombstone_ttl, options.drain_timeout) == (timedelta(days=7), timedelta(seconds=30))
+    from opensandbox.exceptions import PoolDestroyIncompleteException
+
+    assert PoolDestroyIncompleteException().error.code == SandboxError.POOL_DESTROY_INCOMPLETE
+    assert PoolEmptyException().error.code == SandboxError.POOL_EMPTY

@@ -235,9 +235,11 @@ async def test_two_pools_share_one_redis_namespace(server, redis_port):
         while await clients[0].get(lock_key) != f"owner-{1 - leaving}".encode():
             assert time.monotonic() < deadline, "the remaining instance did not take the primary lock"
             await asyncio.sleep(0.1)
+        await wait_idle(2)
         sandbox = await pools[1 - leaving].acquire(policy=AcquirePolicy.FAIL_FAST)
         await sandbox.kill()
         await wait_idle(2)  # refilled by the new primary
+        await asyncio.sleep(1.2)  # one more tick: nothing left warming when destroy runs
 
         result = await SandboxPoolManagerAsync(state_store=stores[leaving]).destroy(name)
         assert (result.drained_idle_count, result.killed_idle_count) == (2, 2)

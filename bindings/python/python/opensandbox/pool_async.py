@@ -16,6 +16,7 @@ import math
 from datetime import timedelta
 from typing import Awaitable, Callable, List, Optional, Set, Tuple
 
+from opensandbox._async_pool_store import InMemoryAsyncPoolStateStore
 from opensandbox._pool_core import (
     CREATE_ADMISSION_HEADROOM,
     RECONCILE_INTERVAL_SECONDS,
@@ -882,4 +883,5 @@ class SandboxPoolAsync:
 
 AsyncSandboxPool = SandboxPoolAsync
 
-__all__ = ["AsyncSandboxPool", "SandboxPoolAsync"]
+# InMemoryAsyncPoolStateStore is re-exported here, as the official module does.
+__all__ = ["AsyncSandboxPool", "InMemoryAsyncPoolStateStore", "SandboxPoolAsync"]
