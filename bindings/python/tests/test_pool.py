@@ -17,6 +17,8 @@ from opensandbox import (
     InMemoryPoolStateStore,
     PoolCreationSpec,
     PoolDestroyState,
+    PooledSandboxCreateContext,
+    PooledSandboxCreateReason,
     Sandbox,
     SandboxManager,
     SandboxManagerSync,
@@ -209,6 +211,43 @@ async def test_failing_warmups_degrade_the_pool(server):
         with pytest.raises(PoolEmptyException):
             await pool.acquire(policy=AcquirePolicy.FAIL_FAST)
     assert await live_pool_sandboxes(name) == []
+
+
+async def test_sandbox_creator_and_warmup_preparer_are_used(server):
+    name = f"hooks-{uuid.uuid4().hex[:8]}"
+    contexts = []
+
+    async def creator(context: PooledSandboxCreateContext) -> Sandbox:
+        contexts.append(context)
+        return await Sandbox.create(
+            "python:3.11",
+            timeout=context.idle_timeout,
+            metadata={"pool-test": name, "reason": context.reason.value},
+            connection_config=context.connection_config,
+            skip_health_check=context.skip_health_check,
+        )
+
+    async def prepare(sandbox: Sandbox) -> None:
+        await sandbox.files.write_file("/tmp/prepared", "yes")
+
+    pool = async_pool(InMemoryAsyncPoolStateStore(), name, 1, sandbox_creator=creator, warmup_sandbox_preparer=prepare)
+    async with pool:
+        await wait_for(lambda: _entries_if(pool, 1), what="a prepared idle sandbox")
+        sandbox = await pool.acquire(policy=AcquirePolicy.FAIL_FAST)
+        try:
+            assert await sandbox.files.read_file("/tmp/prepared") == "yes"
+        finally:
+            await sandbox.kill()
+        warm = contexts[0]
+        assert warm.reason == PooledSandboxCreateReason.WARMUP and warm.pool_name == name
+        assert warm.idle_timeout == timedelta(minutes=5) and warm.skip_health_check is True
+    await pool.release_all_idle()
+    # An empty pool: DIRECT_CREATE asks the creator too, with the acquire settings.
+    async with async_pool(InMemoryAsyncPoolStateStore(), f"{name}-d", 0, sandbox_creator=creator) as empty:
+        direct = await empty.acquire(policy=AcquirePolicy.DIRECT_CREATE)
+        await direct.kill()
+    assert contexts[-1].reason == PooledSandboxCreateReason.DIRECT_CREATE
+    assert contexts[-1].ready_timeout == timedelta(seconds=30) and contexts[-1].skip_health_check is False
 
 
 class FlakyStore(InMemoryAsyncPoolStateStore):

@@ -419,7 +419,12 @@ class SandboxPoolAsync:
             manager = self._manager
             temporary = manager is None
             if manager is None:
-                manager = await self._manager_factory(self._config.connection_config)
+                try:
+                    manager = await self._manager_factory(self._config.connection_config)
+                except Exception:
+                    # The ids already left the store: name them so they can be killed by hand.
+                    logger.error("pool %s: no manager to kill released idle sandboxes %s", pool_name, ids)
+                    raise
             gate = asyncio.Semaphore(workers)
 
             async def kill(sandbox_id: str) -> None:

@@ -145,6 +145,9 @@ class SandboxPoolSync:
         self._state_lock = threading.RLock()
         self._in_flight = 0
         self._in_flight_changed = threading.Condition()
+        # ``_scheduler_stop`` ends the reconcile loop (graceful shutdown sets it first, so
+        # in-flight warmups may still finish); ``_stop_event`` ends everything.
+        self._scheduler_stop = threading.Event()
         self._stop_event = threading.Event()
         self._scheduler: Optional[threading.Thread] = None
         self._heartbeat: Optional[threading.Thread] = None
@@ -187,12 +190,13 @@ class SandboxPoolSync:
                     self._accept_warmup_commits = True
                 self._post_create_gate = threading.BoundedSemaphore(self._config.warmup_concurrency)
                 self._create_gate = threading.BoundedSemaphore(self._create_admission())
+                self._scheduler_stop = threading.Event()
                 self._stop_event = threading.Event()
                 self._lifecycle_state = PoolLifecycleState.RUNNING
                 name = self._config.pool_name
                 self._scheduler = threading.Thread(
                     target=self._run_scheduler,
-                    args=(self._stop_event,),
+                    args=(self._scheduler_stop,),
                     name=f"sandbox-pool-reconcile-{name}",
                     daemon=True,
                 )
@@ -223,7 +227,7 @@ class SandboxPoolSync:
                 self._stop_now()
                 return
             self._lifecycle_state = PoolLifecycleState.DRAINING
-            self._stop_event.set()
+            self._scheduler_stop.set()
         if not self._await_in_flight_drain(self._config.drain_timeout):
             logger.warning(
                 "pool %s: graceful shutdown gave up waiting for %d in-flight operation(s) after %s",
@@ -403,7 +407,12 @@ class SandboxPoolSync:
             manager = self._manager
             temporary = manager is None
             if manager is None:
-                manager = self._manager_factory(self._config.connection_config)
+                try:
+                    manager = self._manager_factory(self._config.connection_config)
+                except Exception:
+                    # The ids already left the store: name them so they can be killed by hand.
+                    logger.error("pool %s: no manager to kill released idle sandboxes %s", pool_name, ids)
+                    raise
             try:
                 with ThreadPoolExecutor(max_workers=min(workers, len(ids))) as pool:
                     list(pool.map(lambda i: self._kill_best_effort(i, manager), ids))
@@ -792,6 +801,7 @@ class SandboxPoolSync:
             return True
 
     def _stop_reconcile(self, *, wait_for_background: bool) -> None:
+        self._scheduler_stop.set()
         self._stop_event.set()
         current = threading.current_thread()
         for thread in (self._scheduler, self._heartbeat):
