@@ -254,3 +254,33 @@ async def test_two_pools_share_one_redis_namespace(server, redis_port):
             await p.shutdown(graceful=False)
         for c in clients:
             await c.aclose()
+
+
+def test_sync_pool_on_the_sync_redis_store(server, sync_store):
+    from opensandbox import SandboxPoolSync
+    from opensandbox.config import ConnectionConfigSync
+
+    name = f"sync-redis-{uuid.uuid4().hex[:8]}"
+    pool = SandboxPoolSync(
+        pool_name=name,
+        max_idle=1,
+        state_store=sync_store,
+        connection_config=ConnectionConfigSync(),
+        creation_spec=PoolCreationSpec(image="python:3.11", metadata={"pool-test": name}),
+        idle_timeout=timedelta(minutes=5),
+        warmup_health_check_polling_interval=timedelta(milliseconds=100),
+        drain_timeout=timedelta(seconds=5),
+    )
+    with pool:
+        deadline = time.monotonic() + 30
+        while sync_store.snapshot_counters(name).idle_count < 1:
+            assert time.monotonic() < deadline, "no idle sandbox within 30 s"
+            time.sleep(0.2)
+        assert sync_store.get_max_idle(name) == 1
+        sandbox = pool.acquire(sandbox_timeout=timedelta(minutes=2), policy=AcquirePolicy.FAIL_FAST)
+        try:
+            assert sandbox.commands.run("echo redis").exit_code == 0
+        finally:
+            sandbox.kill()
+    result = SandboxPoolManagerSync(state_store=sync_store).destroy(name)
+    assert result.state == PoolDestroyState.DESTROYED and result.persistent_state_cleared
