@@ -1,5 +1,6 @@
 """The Redis pool state stores against a real ``redis-server`` (started here on a free
-port), and two pool instances sharing one Redis namespace against the reference server."""
+port; the store-contract tests run on the in-memory store too), and pool instances
+sharing one Redis namespace against the reference server."""
 
 from __future__ import annotations
 
@@ -17,7 +18,14 @@ import pytest
 import redis
 import redis.asyncio
 
-from opensandbox import AcquirePolicy, PoolCreationSpec, PoolDestroyState, SandboxManager, SandboxPoolAsync
+from opensandbox import (
+    AcquirePolicy,
+    InMemoryPoolStateStore,
+    PoolCreationSpec,
+    PoolDestroyState,
+    SandboxManager,
+    SandboxPoolAsync,
+)
 from opensandbox.config import ConnectionConfig
 from opensandbox.exceptions import (
     PoolDestroyedException,
@@ -65,9 +73,13 @@ def redis_port():
     shutil.rmtree(workdir, ignore_errors=True)
 
 
-@pytest.fixture
-def sync_store(redis_port):
-    client = redis.Redis(port=redis_port)
+@pytest.fixture(params=["redis", "memory"])
+def sync_store(request):
+    """The blocking Redis store, and the in-memory one held to the same contract."""
+    if request.param == "memory":
+        yield InMemoryPoolStateStore()
+        return
+    client = redis.Redis(port=request.getfixturevalue("redis_port"))
     yield RedisPoolStateStore(client, key_prefix=f"test-{uuid.uuid4().hex[:8]}")
     client.close()
 

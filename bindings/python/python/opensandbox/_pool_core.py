@@ -58,6 +58,11 @@ def plan_replenish(
     return 0, min(deficit, warmup_create_qps)
 
 
+def _require_pool_name(pool_name: str) -> None:
+    if not pool_name or not pool_name.strip():
+        raise ValueError("pool_name must not be blank")
+
+
 def now_utc() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -94,6 +99,7 @@ class IdleBook:
         self._tombstones: Dict[str, _Tombstone] = {}
 
     def take(self, pool_name: str, min_remaining_ttl: timedelta) -> TakeIdleResult:
+        _require_pool_name(pool_name)
         pool = self._idle.get(pool_name)
         if pool is None:
             return TakeIdleResult(None)
@@ -112,6 +118,7 @@ class IdleBook:
         return TakeIdleResult(None, tuple(discarded))
 
     def put(self, pool_name: str, sandbox_id: str) -> None:
+        _require_pool_name(pool_name)
         if not sandbox_id or not sandbox_id.strip():
             raise ValueError("sandbox_id must not be blank")
         self.reject_if_destroyed(pool_name)
@@ -125,11 +132,13 @@ class IdleBook:
         pool.expires[sandbox_id] = now + self._idle_ttl.get(pool_name, DEFAULT_IDLE_TTL)
 
     def remove(self, pool_name: str, sandbox_id: str) -> None:
+        _require_pool_name(pool_name)
         pool = self._idle.get(pool_name)
         if pool is not None:
             pool.expires.pop(sandbox_id, None)
 
     def reap(self, pool_name: str, now: datetime, min_remaining_ttl: timedelta) -> Tuple[str, ...]:
+        _require_pool_name(pool_name)
         pool = self._idle.get(pool_name)
         if pool is None:
             return ()
@@ -144,6 +153,7 @@ class IdleBook:
         return tuple(discarded)
 
     def entries(self, pool_name: str) -> List[IdleEntry]:
+        _require_pool_name(pool_name)
         self.reap(pool_name, now_utc(), timedelta(0))
         pool = self._idle.get(pool_name)
         if pool is None:
@@ -151,6 +161,11 @@ class IdleBook:
         return [IdleEntry(s, pool.expires[s]) for s in pool.queue if s in pool.expires]
 
     def acquire_lock(self, pool_name: str, owner_id: str, ttl: timedelta, renew_only: bool) -> bool:
+        _require_pool_name(pool_name)
+        if not owner_id or not owner_id.strip():
+            raise ValueError("owner_id must not be blank")
+        if ttl.total_seconds() <= 0:
+            raise ValueError("ttl must be positive")
         if self.destroy_state(pool_name) is not PoolDestroyState.ACTIVE:
             return False
         now = now_utc()
@@ -162,26 +177,31 @@ class IdleBook:
         return True
 
     def release_lock(self, pool_name: str, owner_id: str) -> None:
+        _require_pool_name(pool_name)
         lock = self._locks.get(pool_name)
         if lock is not None and lock.owner_id == owner_id:
             del self._locks[pool_name]
 
     def get_max_idle(self, pool_name: str) -> Optional[int]:
+        _require_pool_name(pool_name)
         return self._max_idle.get(pool_name)
 
     def set_max_idle(self, pool_name: str, max_idle: int) -> None:
+        _require_pool_name(pool_name)
         if max_idle < 0:
             raise ValueError("max_idle must be >= 0")
         self.reject_if_destroyed(pool_name)
         self._max_idle[pool_name] = max_idle
 
     def set_idle_ttl(self, pool_name: str, idle_ttl: timedelta) -> None:
+        _require_pool_name(pool_name)
         if idle_ttl.total_seconds() <= 0:
             raise ValueError("idle_ttl must be positive")
         self.reject_if_destroyed(pool_name)
         self._idle_ttl[pool_name] = idle_ttl
 
     def destroy_state(self, pool_name: str) -> PoolDestroyState:
+        _require_pool_name(pool_name)
         tomb = self._tombstones.get(pool_name)
         if tomb is None:
             return PoolDestroyState.ACTIVE
@@ -191,6 +211,7 @@ class IdleBook:
         return tomb.state
 
     def begin_destroy(self, pool_name: str, owner_id: str) -> None:
+        _require_pool_name(pool_name)
         if not owner_id or not owner_id.strip():
             raise ValueError("owner_id must not be blank")
         if self.destroy_state(pool_name) is PoolDestroyState.DESTROYED:
@@ -198,12 +219,14 @@ class IdleBook:
         self._tombstones[pool_name] = _Tombstone(PoolDestroyState.DESTROYING, None)
 
     def clear(self, pool_name: str) -> None:
+        _require_pool_name(pool_name)
         self._idle.pop(pool_name, None)
         self._idle_ttl.pop(pool_name, None)
         self._max_idle.pop(pool_name, None)
         self._locks.pop(pool_name, None)
 
     def mark_destroyed(self, pool_name: str, owner_id: str, tombstone_ttl: Optional[timedelta]) -> None:
+        _require_pool_name(pool_name)
         if not owner_id or not owner_id.strip():
             raise ValueError("owner_id must not be blank")
         if tombstone_ttl is not None and tombstone_ttl.total_seconds() <= 0:
