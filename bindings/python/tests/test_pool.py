@@ -364,8 +364,16 @@ def test_pool_arguments_are_validated():
         )
     with pytest.raises(ValueError, match="pool_name"):
         SandboxPoolSync(**{**common, "pool_name": " "}, max_idle=1)
-    with pytest.raises(TypeError, match="blocking state store"):
+    with pytest.raises(TypeError, match="needs a blocking state store"):
         SandboxPoolSync(**{**common, "state_store": InMemoryAsyncPoolStateStore()}, max_idle=1)
+    with pytest.raises(TypeError, match="needs an async state store"):
+        SandboxPoolAsync(
+            pool_name="p",
+            max_idle=1,
+            state_store=InMemoryPoolStateStore(),
+            connection_config=ConnectionConfig(),
+            creation_spec=spec("v"),
+        )
 
 
 def test_public_names_and_defaults_match_the_official_1_1_1():

@@ -11,6 +11,7 @@ sandbox is created directly.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import math
 from datetime import timedelta
@@ -104,8 +105,14 @@ class SandboxPoolAsync:
         sandbox_factory: type[Sandbox] = Sandbox,
         sandbox_creator: Optional[AsyncPooledSandboxCreator] = None,
     ) -> None:
-        if isinstance(state_store, InMemoryPoolStateStore):
-            raise TypeError("SandboxPoolAsync needs an async state store: use InMemoryAsyncPoolStateStore")
+        try_take = getattr(state_store, "try_take_idle", None)
+        if isinstance(state_store, InMemoryPoolStateStore) or (
+            type(state_store).__name__ == "RedisPoolStateStore" and not inspect.iscoroutinefunction(try_take)
+        ):
+            raise TypeError(
+                f"SandboxPoolAsync needs an async state store, got the blocking {type(state_store).__name__} "
+                "(use InMemoryAsyncPoolStateStore or AsyncRedisPoolStateStore)"
+            )
         self._config = AsyncPoolConfig(
             pool_name=pool_name,
             max_idle=max_idle,

@@ -8,6 +8,7 @@ kills its sandbox at the commit fence instead of committing it.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 import threading
@@ -16,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Callable, List, Optional, Set, Tuple
 
-from opensandbox._async_pool_store import InMemoryAsyncPoolStateStore
 from opensandbox._pool_core import (
     CREATE_ADMISSION_HEADROOM,
     RECONCILE_INTERVAL_SECONDS,
@@ -101,8 +101,11 @@ class SandboxPoolSync:
         sandbox_factory: type[SandboxSync] = SandboxSync,
         sandbox_creator: Optional[PooledSandboxCreator] = None,
     ) -> None:
-        if isinstance(state_store, InMemoryAsyncPoolStateStore):
-            raise TypeError("SandboxPoolSync needs a blocking state store: use InMemoryPoolStateStore")
+        if inspect.iscoroutinefunction(getattr(state_store, "try_take_idle", None)):
+            raise TypeError(
+                f"SandboxPoolSync needs a blocking state store, got the async {type(state_store).__name__} "
+                "(use InMemoryPoolStateStore or RedisPoolStateStore)"
+            )
         self._config = PoolConfig(
             pool_name=pool_name,
             max_idle=max_idle,
