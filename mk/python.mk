@@ -15,9 +15,10 @@ PY_NATIVE_LINK := $(PY_SRC)/opensandbox/_native.abi3.so
 setup-python:
 	@command -v python3 >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv python3-dev >/dev/null; }
 	@test -x $(PY) || python3 -m venv $(PY_VENV) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null && python3 -m venv $(PY_VENV); }
-	@$(PY) -c "import maturin, pydantic, pytest, pytest_asyncio, ruff, unasync, mypy" 2>/dev/null || \
+	@$(PY) -c "import maturin, pydantic, pytest, pytest_asyncio, ruff, unasync, mypy, redis" 2>/dev/null || \
 	  $(PY) -m pip install -q --disable-pip-version-check "maturin==1.16.0" "pydantic>=2.4.2,<3" \
-	    "pytest>=7" "pytest-asyncio>=0.23" "ruff==0.17.6" "unasync==0.6.0" "mypy==2.4.1"
+	    "pytest>=7" "pytest-asyncio>=0.23" "ruff==0.17.6" "unasync==0.6.0" "mypy==2.4.1" \
+	    "redis==5.3.1"
 
 build-python: setup-python build
 	ln -sf "$(PY_NATIVE_LIB)" "$(PY_NATIVE_LINK)"

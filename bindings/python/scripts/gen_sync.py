@@ -36,6 +36,7 @@ FILES: List[Tuple[str, str]] = [
     ("opensandbox/services/isolated.py", "opensandbox/sync/services/isolated.py"),
     ("opensandbox/services/metrics.py", "opensandbox/sync/services/metrics.py"),
     ("opensandbox/services/pty.py", "opensandbox/sync/services/pty.py"),
+    ("opensandbox/async_redis_pool_store.py", "opensandbox/redis_pool_store.py"),
     ("code_interpreter/code_interpreter.py", "code_interpreter/sync/code_interpreter.py"),
     ("code_interpreter/services/code.py", "code_interpreter/sync/services/code.py"),
 ]
@@ -73,6 +74,7 @@ NAMES: Dict[str, str] = {
     "PtyConnection": "PtyConnectionSync",
     "CodeInterpreter": "CodeInterpreterSync",
     "Codes": "CodesSync",
+    "AsyncRedisPoolStateStore": "RedisPoolStateStore",
 }
 
 # Text after the token pass: modules of the sync classes, awaitable types, docs.
@@ -92,6 +94,9 @@ TEXT: List[Tuple[str, str]] = [
     (r"\bAwaitable, ", ""),
     (r'^"""Async ', '"""Sync '),
     (r"\(async\)", "(blocking)"),
+    (r"^(\s*)from redis\.asyncio import Redis$", r"\1from redis import Redis"),
+    (r"\(``redis\.asyncio``\)", "(``redis``, blocking)"),
+    (r"\bAsyncRedisPoolStateStore\b", "RedisPoolStateStore"),
     (r"\ban async iterator\b", "an iterator"),
     (r"\bthe async handle\b", "the blocking handle"),
     (r"``async with``", "``with``"),

@@ -23,7 +23,8 @@ import sys, zipfile
 names = set(zipfile.ZipFile(sys.argv[1]).namelist())
 need = ["opensandbox/__init__.py", "opensandbox/py.typed", "opensandbox/_native.pyi",
         "opensandbox/sync/sandbox.py", "opensandbox/models/templates.py",
-        "opensandbox/adapters/converter/__init__.py", "opensandbox/api/execd/models/__init__.py"]
+        "opensandbox/adapters/converter/__init__.py", "opensandbox/api/execd/models/__init__.py",
+        "opensandbox/pool.py", "opensandbox/sync/pool.py", "opensandbox/pool_redis.py", "opensandbox/redis_pool_store.py"]
 missing = [n for n in need if n not in names]
 natives = [n for n in names if n.startswith("opensandbox/_native") and n.endswith(".so")]
 # The code interpreter is its own distribution, as the official: never in this wheel.
@@ -43,6 +44,16 @@ echo "packaging: installing into a fresh virtualenv"
 "$PY" -m venv "$WORK/venv"
 "$WORK/venv/bin/pip" install -q --disable-pip-version-check "$WHEEL" "$CI_WHEEL"
 "$WORK/venv/bin/python" -I -c "import code_interpreter, opensandbox, httpx; assert opensandbox.__version__ == '1.1.1'"
+# Pools import without the extra; the Redis stores name the extra to install.
+"$WORK/venv/bin/python" -I - <<'PYEOF'
+from opensandbox import SandboxPool, SandboxPoolAsync
+try:
+    import opensandbox.pool_redis
+except ImportError as e:
+    assert "opensandbox[pool-redis]" in str(e), e
+else:
+    raise SystemExit("packaging: opensandbox.pool_redis imported without the pool-redis extra")
+PYEOF
 
 echo "packaging: running the README quickstart against a fresh server"
 cp "$ROOT/bindings/python/examples/quickstart.py" "$WORK/quickstart.py"

@@ -24,8 +24,28 @@ from opensandbox.config import ConnectionConfig, ConnectionConfigSync
 from opensandbox.manager import SandboxManager
 from opensandbox.models.execd import ExecutionHandlers
 from opensandbox.models.execd_sync import ExecutionHandlersSync
+from opensandbox.pool import (
+    AcquirePolicy,
+    AsyncPooledSandboxCreator,
+    AsyncSandboxPool,
+    InMemoryAsyncPoolStateStore,
+    InMemoryPoolStateStore,
+    PoolCreationSpec,
+    PoolDestroyOptions,
+    PoolDestroyResult,
+    PoolDestroyState,
+    PoolDestroyStrategy,
+    PooledSandboxCreateContext,
+    PooledSandboxCreateReason,
+    PooledSandboxCreator,
+    SandboxPool,
+    SandboxPoolAsync,
+    SandboxPoolManager,
+    SandboxPoolManagerAsync,
+    SandboxPoolManagerSync,
+)
 from opensandbox.sandbox import Sandbox
-from opensandbox.sync import SandboxManagerSync, SandboxSync
+from opensandbox.sync import SandboxManagerSync, SandboxPoolSync, SandboxSync
 
 __version__ = "1.1.1"
 
@@ -38,4 +58,23 @@ __all__ = [
     "ConnectionConfigSync",
     "ExecutionHandlers",
     "ExecutionHandlersSync",
+    "SandboxPoolSync",
+    "SandboxPoolAsync",
+    "AsyncSandboxPool",
+    "SandboxPool",
+    "AcquirePolicy",
+    "AsyncPooledSandboxCreator",
+    "PooledSandboxCreateContext",
+    "PooledSandboxCreateReason",
+    "PooledSandboxCreator",
+    "PoolCreationSpec",
+    "PoolDestroyOptions",
+    "PoolDestroyResult",
+    "PoolDestroyState",
+    "PoolDestroyStrategy",
+    "InMemoryAsyncPoolStateStore",
+    "InMemoryPoolStateStore",
+    "SandboxPoolManager",
+    "SandboxPoolManagerAsync",
+    "SandboxPoolManagerSync",
 ]

@@ -190,6 +190,60 @@ class InvalidArgumentException(SandboxException):
         super().__init__(message, cause, SandboxError(SandboxError.INVALID_ARGUMENT, message))
 
 
+class PoolEmptyException(SandboxException):
+    """``acquire`` found no idle sandbox and the policy does not create one."""
+
+    def __init__(
+        self,
+        message: Optional[str] = "No idle sandbox available and policy is FAIL_FAST",
+        cause: Optional[BaseException] = None,
+    ) -> None:
+        super().__init__(message, cause, SandboxError(SandboxError.POOL_EMPTY, message))
+
+
+class PoolAcquireFailedException(SandboxException):
+    """``acquire`` tried idle candidates, none was usable, and the policy does not create one."""
+
+    def __init__(
+        self,
+        message: Optional[str] = "Acquire failed due to unusable idle sandbox candidate(s)",
+        cause: Optional[BaseException] = None,
+    ) -> None:
+        super().__init__(message, cause, SandboxError(SandboxError.POOL_ACQUIRE_FAILED, message))
+
+
+class PoolStateStoreUnavailableException(SandboxException):
+    """The pool state store (e.g. Redis) failed or is unreachable."""
+
+    def __init__(self, message: Optional[str] = None, cause: Optional[BaseException] = None) -> None:
+        super().__init__(message, cause, SandboxError(SandboxError.POOL_STATE_STORE_UNAVAILABLE, message))
+
+
+class PoolNotRunningException(SandboxException):
+    """``acquire`` on a pool that is not started, draining or stopped."""
+
+    def __init__(self, message: Optional[str] = "Pool is not running", cause: Optional[BaseException] = None) -> None:
+        super().__init__(message, cause, SandboxError(SandboxError.POOL_NOT_RUNNING, message))
+
+
+class PoolDestroyedException(SandboxException):
+    """The pool namespace is being destroyed or was destroyed (``SandboxPoolManager.destroy``)."""
+
+    def __init__(
+        self, message: Optional[str] = "Pool namespace is destroyed", cause: Optional[BaseException] = None
+    ) -> None:
+        super().__init__(message, cause, SandboxError(SandboxError.POOL_DESTROYED, message))
+
+
+class PoolDestroyIncompleteException(SandboxException):
+    """A pool destroy started but did not finish (drain timeout, store failure); run it again."""
+
+    def __init__(
+        self, message: Optional[str] = "Pool destroy did not complete", cause: Optional[BaseException] = None
+    ) -> None:
+        super().__init__(message, cause, SandboxError(SandboxError.POOL_DESTROY_INCOMPLETE, message))
+
+
 __all__ = [
     "SandboxException",
     "SandboxApiException",
@@ -201,4 +255,10 @@ __all__ = [
     "SandboxReadyTimeoutException",
     "InvalidArgumentException",
     "SandboxError",
+    "PoolEmptyException",
+    "PoolAcquireFailedException",
+    "PoolStateStoreUnavailableException",
+    "PoolNotRunningException",
+    "PoolDestroyedException",
+    "PoolDestroyIncompleteException",
 ]
