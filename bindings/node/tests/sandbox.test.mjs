@@ -13,7 +13,7 @@ import {
   SandboxApiException,
   SandboxManager,
   SupportedLanguages,
-} from '../index.mjs';
+} from '../index.js';
 
 const haveServer = !!process.env.OPEN_SANDBOX_DOMAIN;
 const skip = haveServer ? false : 'needs a server (OPEN_SANDBOX_DOMAIN)';

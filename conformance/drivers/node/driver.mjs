@@ -12,7 +12,7 @@ import {
   SandboxManager,
   SandboxReadyTimeoutException,
   VERSION,
-} from '../../../bindings/node/index.mjs';
+} from '../../../bindings/node/index.js';
 
 const OPS = [
   'sandbox.create', 'sandbox.connect', 'sandbox.resume', 'sandbox.get_info', 'sandbox.is_healthy',
