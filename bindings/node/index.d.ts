@@ -781,6 +781,8 @@ export interface IsolatedSessionInfo {
   created_at: string;
   profile?: 'strict' | 'balanced';
   workspace?: IsolatedWorkspaceSpec;
+  /** Extension (1.1 wire). */
+  overlays?: IsolatedOverlaySpec[];
   extra_writable?: string[];
   binds?: BindMount[];
   share_net?: boolean;

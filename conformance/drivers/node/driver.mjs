@@ -188,7 +188,7 @@ const vaultState = (v) => ({
 /** The official isolated-session models are already the wire's snake_case: absent = null. */
 const isoModel = (o, keys) => Object.fromEntries(keys.map((k) => [k, nn(o[k])]));
 const SESSION_KEYS = [
-  'session_id', 'created_at', 'profile', 'workspace', 'extra_writable', 'binds', 'share_net', 'env_passthrough',
+  'session_id', 'created_at', 'profile', 'workspace', 'overlays', 'extra_writable', 'binds', 'share_net', 'env_passthrough',
   'uid', 'gid', 'uid_mode', 'idle_timeout_seconds',
 ];
 const STATE_KEYS = ['status', 'created_at', 'last_run_at', 'idle_remaining_seconds', ...SESSION_KEYS.slice(2)];
