@@ -61,8 +61,9 @@ test-node-package: build-node
 
 # The tarball installed under the official name (npm alias to the file, offline), then
 # programs written against the official README, ESM and CommonJS, unchanged.
-test-node-alias: build-node
-	scripts/with-server.sh "$(SERVER_DEBUG)" $(NODE_DIR)/tests/alias/run.sh $(NODE_WORK)/alias
+test-node-alias: build-node setup-node-tools
+	TSC=$(NODE_TSC) TYPE_ROOTS=$(NODE_TOOLS)/node_modules/@types \
+	    scripts/with-server.sh "$(SERVER_DEBUG)" $(NODE_DIR)/tests/alias/run.sh $(NODE_WORK)/alias
 
 # Ours (release addon) vs the official package from npm: `make bench` runs
 # bindings/node/bench/bench.sh after this.
