@@ -20,7 +20,8 @@ class SandboxesService {
 
   /**
    * `POST /sandboxes` with a CreateSandboxRequest, answered once the server accepted it
-   * (no readiness wait, no SDK defaults: an absent `timeout` is no expiry, as on the wire).
+   * (no readiness wait; an absent `timeout` is no expiry, as on the wire; an absent
+   * `entrypoint` or `resourceLimits` takes the core's defaults, the official ones).
    */
   async createSandbox(req = {}) {
     const opened = await this._call('sandbox.create', {
