@@ -13,8 +13,10 @@ start_all=$(date +%s)
 for part in "$@"; do
     echo "==> make $part ($(date -u +%H:%M:%S))" >&2
     t0=$(date +%s)
-    "$MAKE" --no-print-directory "$part"
+    timeout --signal=TERM --kill-after=30 "${PART_TIMEOUT:-1800}" \
+        "$MAKE" --no-print-directory "$part"
     rc=$?
+    [ "$rc" -ne 124 ] || echo "==> make $part TIMED OUT after ${PART_TIMEOUT:-1800} s" >&2
     names+=("$part"); secs+=($(( $(date +%s) - t0 ))); codes+=("$rc")
     [ "$rc" -eq 0 ] || echo "==> make $part FAILED (exit $rc)" >&2
 done

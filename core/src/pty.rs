@@ -398,74 +398,76 @@ impl ExecdClient {
         let since = options.since.unwrap_or(0);
         let next_offset = Arc::new(AtomicU64::new(since));
         let mut early = Vec::new();
-        let mode =
-            loop {
-                let frame =
-                    match tokio::time::timeout(timeout, socket.next()).await {
-                        Err(_) => return Err(Error::new(
-                            ErrorKind::Timeout,
-                            OP,
-                            format!(
-                                "pty session {session_id}: no `connected` frame within {timeout:?}"
-                            ),
-                        )),
-                        Ok(frame) => frame,
+        let mode = loop {
+            let frame = match tokio::time::timeout(timeout, socket.next()).await {
+                Err(_) => {
+                    return Err(Error::new(
+                        ErrorKind::Timeout,
+                        OP,
+                        format!(
+                            "pty session {session_id}: no `connected` frame within {timeout:?}"
+                        ),
+                    ))
+                }
+                Ok(frame) => frame,
+            };
+            match frame {
+                Some(Ok(Message::Binary(data))) => {
+                    if let Some(event) = decode_output(&data, &next_offset) {
+                        early.push(event);
+                    }
+                }
+                Some(Ok(Message::Text(text))) => {
+                    let value: serde_json::Value = match serde_json::from_str(text.as_str()) {
+                        Ok(v) => v,
+                        Err(_) => continue,
                     };
-                match frame {
-                    Some(Ok(Message::Binary(data))) => {
-                        if let Some(event) = decode_output(&data, &next_offset) {
-                            early.push(event);
+                    match value.get("type").and_then(|t| t.as_str()) {
+                        Some("connected") => {
+                            let mode = value
+                                .get("mode")
+                                .and_then(|m| m.as_str())
+                                .and_then(PtyMode::parse)
+                                .unwrap_or(options.mode);
+                            break mode;
                         }
-                    }
-                    Some(Ok(Message::Text(text))) => {
-                        let value: serde_json::Value = match serde_json::from_str(text.as_str()) {
-                            Ok(v) => v,
-                            Err(_) => continue,
-                        };
-                        match value.get("type").and_then(|t| t.as_str()) {
-                            Some("connected") => {
-                                let mode = value
-                                    .get("mode")
-                                    .and_then(|m| m.as_str())
-                                    .and_then(PtyMode::parse)
-                                    .unwrap_or(options.mode);
-                                break mode;
-                            }
-                            Some("error") => {
-                                let code = str_field(&value, "code");
-                                let message = str_field(&value, "error");
-                                let status = if code == "ALREADY_CONNECTED" {
-                                    409
-                                } else {
-                                    500
-                                };
-                                return Err(Error::new(
-                                    ErrorKind::from_status(status),
-                                    OP,
-                                    format!("pty session {session_id}: {message}"),
-                                )
-                                .with_status(status)
-                                .with_code(code)
-                                .with_request_id(Some(request_id)));
-                            }
-                            _ => continue,
+                        Some("error") => {
+                            let code = str_field(&value, "code");
+                            let message = str_field(&value, "error");
+                            let status = if code == "ALREADY_CONNECTED" {
+                                409
+                            } else {
+                                500
+                            };
+                            return Err(Error::new(
+                                ErrorKind::from_status(status),
+                                OP,
+                                format!("pty session {session_id}: {message}"),
+                            )
+                            .with_status(status)
+                            .with_code(code)
+                            .with_request_id(Some(request_id)));
                         }
+                        _ => continue,
                     }
-                    Some(Ok(Message::Close(frame))) => {
-                        return Err(closed_early(OP, session_id, frame.as_ref(), &request_id))
-                    }
-                    Some(Ok(_)) => continue,
-                    Some(Err(e)) => return Err(Error::new(
+                }
+                Some(Ok(Message::Close(frame))) => {
+                    return Err(closed_early(OP, session_id, frame.as_ref(), &request_id))
+                }
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => {
+                    return Err(Error::new(
                         ErrorKind::Connection,
                         OP,
                         format!(
                             "pty session {session_id}: WebSocket failed before `connected`: {e}"
                         ),
                     )
-                    .with_request_id(Some(request_id))),
-                    None => return Err(closed_early(OP, session_id, None, &request_id)),
+                    .with_request_id(Some(request_id)))
                 }
-            };
+                None => return Err(closed_early(OP, session_id, None, &request_id)),
+            }
+        };
 
         let (event_tx, events) = mpsc::channel(OUTPUT_QUEUE);
         let (tx, commands) = mpsc::channel(INPUT_QUEUE);

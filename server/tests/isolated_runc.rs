@@ -165,6 +165,43 @@ async fn every_process_but_the_agent_carries_the_second_filter() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(bg, "Seccomp_filters:\t2");
+    // A foreground command handed to the agent's ready shell (warm_shell), several
+    // in a row so that at least one is, and a PTY session's shell.
+    for _ in 0..3 {
+        assert_eq!(s.sh(&id, filters).await.0, "Seccomp_filters:\t2");
+    }
+    let (status, v) = x
+        .json(
+            reqwest::Method::POST,
+            "/pty",
+            Some(json!({"command": format!("{filters} > /tmp/pty.txt")})),
+        )
+        .await;
+    assert!(status == 200 || status == 201, "{status} {v}");
+    // The shell starts on the first attach.
+    let pty_id = v["session_id"].as_str().expect("pty session id");
+    let ws_url = format!("{}/pty/{pty_id}/ws?pty=1", x.url).replacen("http", "ws", 1);
+    let mut request =
+        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(ws_url)
+            .expect("ws request");
+    for (k, v) in &x.headers {
+        request.headers_mut().insert(
+            reqwest::header::HeaderName::from_bytes(k.as_bytes()).expect("name"),
+            v.parse().expect("value"),
+        );
+    }
+    let (_ws, _) = tokio_tungstenite::connect_async(request)
+        .await
+        .expect("attach the PTY");
+    let mut pty = String::new();
+    for _ in 0..50 {
+        pty = s.sh(&id, "cat /tmp/pty.txt 2>/dev/null").await.0;
+        if !pty.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(pty, "Seccomp_filters:\t2", "PTY shell");
     // And so each is refused the four calls the agent keeps.
     for attempt in [
         "unshare -U true",

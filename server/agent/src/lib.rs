@@ -109,6 +109,34 @@ pub fn routes_table() -> Vec<(&'static str, &'static str)> {
     all
 }
 
+/// How much of a refused request's body is read before the answer. Replying and
+/// closing while the client is still writing makes its write fail (EPIPE) before it
+/// reads the answer: the server's proxy turned a 405 into a 502 that way.
+const REFUSED_BODY_DRAIN: usize = 1024 * 1024;
+
+async fn drain_body(request: axum::extract::Request) {
+    let _ = axum::body::to_bytes(request.into_body(), REFUSED_BODY_DRAIN).await;
+}
+
+async fn method_not_allowed(request: axum::extract::Request) -> error::ApiError {
+    let message = format!(
+        "method {} is not allowed on {}",
+        request.method(),
+        request.uri().path()
+    );
+    drain_body(request).await;
+    error::ApiError::new(
+        axum::http::StatusCode::METHOD_NOT_ALLOWED,
+        "METHOD_NOT_ALLOWED",
+        message,
+    )
+}
+
+async fn route_not_found(request: axum::extract::Request) -> error::ApiError {
+    drain_body(request).await;
+    error::ApiError::not_found("ROUTE_NOT_FOUND", "no such execd route")
+}
+
 /// The execd API as an axum router (no transport): served over a Unix socket in a
 /// sandbox, and over TCP by tests.
 pub fn router(config: AgentConfig) -> Router {
@@ -123,7 +151,8 @@ pub fn router(config: AgentConfig) -> Router {
         .merge(isolated::routes(Arc::clone(&state)))
         .merge(metrics::routes())
         .merge(pty::routes())
-        .fallback(|| async { error::ApiError::not_found("ROUTE_NOT_FOUND", "no such execd route") })
+        .method_not_allowed_fallback(method_not_allowed)
+        .fallback(route_not_found)
         .layer(DefaultBodyLimit::max(JSON_BODY_LIMIT))
         .with_state(state)
 }

@@ -70,15 +70,19 @@ impl WarmShell {
     /// Starts a shell in `workdir`; `widen` is applied to its output pipes.
     fn start(workdir: &Path, widen: fn(std::os::fd::RawFd)) -> io::Result<WarmShell> {
         let cwd = std::fs::metadata(workdir)?;
-        let mut child = tokio::process::Command::new("bash")
+        let mut command = tokio::process::Command::new("bash");
+        command
             .arg("-c")
             .arg(BOOTSTRAP)
             .current_dir(workdir)
             .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()?;
+            .stderr(Stdio::piped());
+        // The commands it takes over run under the sandbox's full seccomp filter, as
+        // every process the agent starts (`crate::confine`).
+        crate::confine::apply(&mut command);
+        let mut child = command.spawn()?;
         let stdin = child
             .stdin
             .take()

@@ -854,3 +854,33 @@ async fn routes_table_lists_every_file_route() {
         assert!(!body.contains("ROUTE_NOT_FOUND"), "{path}: {body}");
     }
 }
+
+/// Regression: a refused request (405, 404) is answered only after its body has been
+/// read. The agent used to answer and close while the client was still sending the
+/// body, and the server's proxy, failing to write it (EPIPE), turned a 405 into a 502.
+#[tokio::test]
+async fn refused_requests_are_answered_after_their_body() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let agent = start().await;
+    let addr = agent.base.trim_start_matches("http://").to_string();
+    for (method, path, status) in [("PATCH", "/pty", "405"), ("POST", "/no/such/route", "404")] {
+        let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        let body = vec![b'x'; 200_000];
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        tcp.write_all(head.as_bytes()).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        // The whole body goes through: nobody closed the connection under us.
+        tcp.write_all(&body).await.unwrap();
+        let mut answer = Vec::new();
+        tcp.read_to_end(&mut answer).await.unwrap();
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {status}")),
+            "{method} {path}: {answer}"
+        );
+    }
+}

@@ -15,10 +15,10 @@ use std::time::Duration;
 
 use anyhow::Result;
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{watch, Semaphore};
 
 /// Connection limits, from the flags.
 #[derive(Debug, Clone, Copy)]
@@ -36,16 +36,18 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    // The auto builder, HTTP/1.1 only: its upgradeable connection (WebSocket relay)
-    // is one that graceful shutdown can watch.
-    let mut builder =
-        hyper_util::server::conn::auto::Builder::new(TokioExecutor::new()).http1_only();
+    // hyper's own HTTP/1 builder, not hyper-util's auto builder: the auto builder's
+    // upgradeable connection first waits for 24 bytes to sniff the HTTP version, with
+    // no timeout, so a client that sends nothing held its slot forever.
+    let mut builder = hyper::server::conn::http1::Builder::new();
     builder
-        .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout)
         .keep_alive(true);
+    // Graceful shutdown: every connection task holds a receiver (the value changes
+    // once, to true, or the sender goes away); `closed()` resolves once all of them
+    // have finished.
+    let (stop, stopping) = watch::channel(false);
     tokio::pin!(shutdown);
     loop {
         let permit = tokio::select! {
@@ -73,18 +75,31 @@ pub async fn serve(
             tracing::debug!("could not set TCP_NODELAY: {err}");
         }
         let service = TowerToHyperService::new(app.clone());
-        let watcher = graceful.watcher();
-        let builder = builder.clone();
+        // Upgrades are served: the proxy relays WebSockets (ws_relay).
+        let conn = builder
+            .serve_connection(TokioIo::new(tcp), service)
+            .with_upgrades();
+        let mut stopping = stopping.clone();
         tokio::spawn(async move {
-            // Upgrades are served: the proxy relays WebSockets (ws_relay).
-            let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), service);
-            if let Err(err) = watcher.watch(conn).await {
+            tokio::pin!(conn);
+            let ended = tokio::select! {
+                ended = conn.as_mut() => ended,
+                _ = stopping.changed() => {
+                    // Finish the request in flight, then close.
+                    conn.as_mut().graceful_shutdown();
+                    conn.as_mut().await
+                }
+            };
+            if let Err(err) = ended {
                 tracing::debug!(remote = %remote, error = %err, "connection ended with an error");
             }
             drop(permit);
         });
     }
     drop(listener);
-    graceful.shutdown().await;
+    drop(stopping);
+    // Receivers only: nobody may be listening any more, which is fine.
+    let _ = stop.send(true);
+    stop.closed().await;
     Ok(())
 }

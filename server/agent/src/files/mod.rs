@@ -16,8 +16,8 @@ pub mod atomic;
 pub mod download;
 pub mod meta;
 pub mod ops;
-pub mod scope;
 pub mod read_ahead;
+pub mod scope;
 pub mod upload;
 
 use std::io;

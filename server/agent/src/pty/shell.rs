@@ -70,6 +70,8 @@ fn bash(cwd: &Path, command: Option<&str>) -> tokio::process::Command {
         cmd.arg("-c").arg(command);
     }
     cmd.current_dir(cwd);
+    // Like every process the agent starts: the sandbox's full seccomp filter.
+    crate::confine::apply(&mut cmd);
     cmd
 }
 
