@@ -14,7 +14,7 @@ NODE_TOOLS := $(NODE_WORK)/tools
 NODE_TSC := $(NODE_TOOLS)/node_modules/.bin/tsc
 NODE_ESLINT := $(NODE_TOOLS)/node_modules/.bin/eslint
 
-.PHONY: setup-node setup-node-tools lint-node build-node test-node test-node-types lint-node test-node-package bench-node bench-prepare-node
+.PHONY: setup-node setup-node-tools lint-node build-node test-node test-node-types lint-node test-node-package test-node-alias bench-node bench-prepare-node
 
 # Node >= 20 and npm; Debian's packages when missing.
 setup-node:
@@ -34,7 +34,7 @@ build-node: setup-node build
 # check among them), the declarations type check, then the packaging test.
 test-node: build-node
 	scripts/with-server.sh "$(SERVER_DEBUG)" node --test --test-concurrency=1 $(NODE_DIR)/tests/
-	$(MAKE) --no-print-directory test-node-types lint-node test-node-package
+	$(MAKE) --no-print-directory test-node-types lint-node test-node-package test-node-alias
 
 # index.d.ts + code written for the official API, under tsc --strict (TypeScript 5.9
 # from npm into .work/node/tools, once).
@@ -58,6 +58,12 @@ test-node-package: build-node
 	    && npm install --silent --no-audit --no-fund --offline ./opensandbox-node-*.tgz
 	$(NODE_DIR)/tests/extract_quickstart.sh $(NODE_DIR)/README.md > $(NODE_WORK)/package/quickstart.mjs
 	cd $(NODE_WORK)/package && $(CURDIR)/scripts/with-server.sh "$(SERVER_DEBUG)" node quickstart.mjs
+
+# The tarball installed under the official name (npm alias to the file, offline), then
+# programs written against the official README, ESM and CommonJS, unchanged.
+test-node-alias: build-node setup-node-tools
+	TSC=$(NODE_TSC) TYPE_ROOTS=$(NODE_TOOLS)/node_modules/@types \
+	    scripts/with-server.sh "$(SERVER_DEBUG)" $(NODE_DIR)/tests/alias/run.sh $(NODE_WORK)/alias
 
 # Ours (release addon) vs the official package from npm: `make bench` runs
 # bindings/node/bench/bench.sh after this.

@@ -1,4 +1,4 @@
-// ESLint (flat config) for the package's JavaScript: lib/ (CommonJS), the ESM entries,
+// ESLint (flat config) for the package's JavaScript: lib/*.cjs (CommonJS), the ESM entries,
 // the tests and the benchmark. ESLint and its presets are not dependencies of the
 // package: they are resolved next to the eslint being run (mk/node.mk installs them
 // into .work/node/tools), so this file needs nothing installed here.
@@ -12,11 +12,11 @@ export default [
   { ignores: ['node_modules/**'] },
   js.configs.recommended,
   {
-    files: ['**/lib/**/*.js'],
+    files: ['**/*.cjs'],
     languageOptions: { ecmaVersion: 2023, sourceType: 'commonjs', globals: globals.node },
   },
   {
-    files: ['**/*.mjs'],
+    files: ['**/*.mjs', '**/*.js'],
     languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: globals.node },
   },
   {

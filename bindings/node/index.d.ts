@@ -106,6 +106,10 @@ export declare class ConnectionConfig {
   readonly endpointCacheDisabled: boolean;
   readonly disableMetrics: boolean;
   constructor(opts?: ConnectionConfigOptions);
+  /** Node's fetch bounded by `requestTimeoutSeconds` (the SDK's own calls go through the native core). */
+  get fetch(): typeof fetch;
+  /** Node's fetch without a timeout (the SDK's own calls go through the native core). */
+  get sseFetch(): typeof fetch;
   getBaseUrl(): string;
   withTransportIfMissing(): ConnectionConfig;
   closeTransport(): Promise<void>;
@@ -139,6 +143,112 @@ export interface NetworkPolicy extends Record<string, unknown> {
 export interface CredentialProxyConfig extends Record<string, unknown> {
   enabled?: boolean;
 }
+export type ResourceLimits = Record<string, string>;
+
+// ---- credential vault (1.1) ------------------------------------------------------------
+
+export interface InlineCredentialSource extends Record<string, unknown> {
+  type?: 'inline';
+  value: string;
+}
+export interface Credential extends Record<string, unknown> {
+  name: string;
+  source: InlineCredentialSource;
+}
+export type CredentialMatchScheme = 'https' | 'http';
+export interface CredentialMatch extends Record<string, unknown> {
+  schemes?: CredentialMatchScheme[];
+  ports?: number[];
+  hosts: string[];
+  methods?: string[];
+  paths?: string[];
+}
+export type CredentialSubstitutionSurface = 'path' | 'query' | 'header' | 'body';
+export interface CredentialSubstitution extends Record<string, unknown> {
+  credential: string;
+  placeholder: string;
+  in: CredentialSubstitutionSurface[];
+}
+export interface CustomHeaderEntry extends Record<string, unknown> {
+  name: string;
+  credential: string;
+}
+interface CredentialAuthSubstitutions {
+  substitutions?: CredentialSubstitution[];
+}
+export type CredentialAuth =
+  | ({ type: 'bearer'; credential: string } & CredentialAuthSubstitutions)
+  | ({ type: 'basic'; credential: string } & CredentialAuthSubstitutions)
+  | ({ type: 'apiKey'; name: string; credential: string } & CredentialAuthSubstitutions)
+  | ({ type: 'customHeaders'; headers: CustomHeaderEntry[] } & CredentialAuthSubstitutions)
+  | ({ type: 'passthrough' } & CredentialAuthSubstitutions);
+export interface CredentialBinding extends Record<string, unknown> {
+  name: string;
+  match: CredentialMatch;
+  auth: CredentialAuth;
+}
+export interface CredentialMetadata {
+  name: string;
+  sourceType: string;
+  revision: number;
+}
+export interface CredentialAuthMetadata {
+  type: string;
+  name?: string;
+}
+export interface CredentialBindingMetadata {
+  name: string;
+  revision: number;
+  match?: CredentialMatch;
+  auth?: CredentialAuthMetadata;
+}
+export interface CredentialVaultState {
+  revision: number;
+  credentials: CredentialMetadata[];
+  bindings: CredentialBindingMetadata[];
+}
+export interface CredentialListResponse {
+  revision: number;
+  credentials: CredentialMetadata[];
+}
+export interface CredentialBindingListResponse {
+  revision: number;
+  bindings: CredentialBindingMetadata[];
+}
+export interface CredentialMutationSet extends Record<string, unknown> {
+  add?: Credential[];
+  replace?: Credential[];
+  delete?: string[];
+}
+export interface CredentialBindingMutationSet extends Record<string, unknown> {
+  add?: CredentialBinding[];
+  replace?: CredentialBinding[];
+  delete?: string[];
+}
+export interface CredentialVaultCreateRequest extends Record<string, unknown> {
+  credentials: Credential[];
+  bindings: CredentialBinding[];
+}
+export interface CredentialVaultPatchRequest extends Record<string, unknown> {
+  expectedRevision?: number;
+  credentials?: CredentialMutationSet;
+  bindings?: CredentialBindingMutationSet;
+}
+export interface CredentialVault {
+  create(request: CredentialVaultCreateRequest): Promise<CredentialVaultState>;
+  get(): Promise<CredentialVaultState>;
+  patch(request: CredentialVaultPatchRequest): Promise<CredentialVaultState>;
+  delete(): Promise<void>;
+  listCredentials(): Promise<CredentialMetadata[]>;
+  getCredential(name: string): Promise<CredentialMetadata>;
+  listBindings(): Promise<CredentialBindingMetadata[]>;
+  getBinding(name: string): Promise<CredentialBindingMetadata>;
+}
+export interface Egress {
+  getPolicy(): Promise<NetworkPolicy>;
+  patchRules(rules: NetworkRule[]): Promise<void>;
+  deleteRules(targets: string[]): Promise<void>;
+}
 export interface Host extends Record<string, unknown> {
   path: string;
 }
@@ -167,7 +277,11 @@ export interface Volume extends Record<string, unknown> {
   pvc?: PVC;
   ossfs?: OSSFS;
 }
-export type SandboxState = 'Pending' | 'Running' | 'Pausing' | 'Paused' | 'Stopping' | 'Terminated' | 'Failed' | string;
+/** The official names, then the ones this server sends (`Pending`, `Stopping`, `Terminated`, `Failed`). */
+export type SandboxState =
+  | 'Creating' | 'Running' | 'Pausing' | 'Paused' | 'Resuming' | 'Deleting' | 'Deleted' | 'Error'
+  | 'Pending' | 'Stopping' | 'Terminated' | 'Failed'
+  | string;
 export interface SandboxStatus extends Record<string, unknown> {
   state: SandboxState;
   reason?: string;
@@ -527,12 +641,304 @@ export declare class ExecdPty {
   followLogs(executionId: string, opts?: { cursor?: number; intervalMs?: number }): AsyncIterable<LogChunk>;
 }
 
+// ---- raw lifecycle service, adapter factory --------------------------------------------
+
+export interface CreateSandboxRequest extends Record<string, unknown> {
+  image?: ImageSpec;
+  snapshotId?: string;
+  entrypoint?: string[];
+  platform?: PlatformSpec;
+  secureAccess?: boolean;
+  timeout?: number | null;
+  resourceLimits: ResourceLimits;
+  resourceRequests?: ResourceLimits;
+  env?: Record<string, string>;
+  metadata?: Record<string, string>;
+  networkPolicy?: NetworkPolicy;
+  credentialProxy?: CredentialProxyConfig;
+  volumes?: Volume[];
+  extensions?: Record<string, unknown>;
+}
+export interface CreateSandboxResponse extends Record<string, unknown> {
+  id: SandboxId;
+  status: SandboxStatus;
+  platform?: PlatformSpec;
+  metadata?: Record<string, string>;
+  extensions?: Record<string, string>;
+  expiresAt: Date | null;
+  createdAt: Date;
+  entrypoint: string[];
+}
+export interface ListSandboxesParams {
+  states?: string[];
+  metadata?: Record<string, string>;
+  page?: number;
+  pageSize?: number;
+}
+export interface RenewSandboxExpirationRequest {
+  expiresAt: string;
+}
+/** The official raw lifecycle service (`sandbox.sandboxes`). */
+export interface Sandboxes {
+  createSandbox(req: CreateSandboxRequest): Promise<CreateSandboxResponse>;
+  getSandbox(sandboxId: SandboxId): Promise<SandboxInfo>;
+  listSandboxes(params?: ListSandboxesParams): Promise<ListSandboxesResponse>;
+  patchSandboxMetadata(sandboxId: SandboxId, patch: SandboxMetadataPatch): Promise<SandboxInfo>;
+  deleteSandbox(sandboxId: SandboxId): Promise<void>;
+  pauseSandbox(sandboxId: SandboxId): Promise<void>;
+  resumeSandbox(sandboxId: SandboxId): Promise<void>;
+  renewSandboxExpiration(sandboxId: SandboxId, req: RenewSandboxExpirationRequest): Promise<RenewSandboxExpirationResponse>;
+  createSnapshot(sandboxId: SandboxId, req?: CreateSnapshotRequest): Promise<SnapshotInfo>;
+  getSnapshot(snapshotId: string): Promise<SnapshotInfo>;
+  listSnapshots(params?: ListSnapshotsParams): Promise<ListSnapshotsResponse>;
+  deleteSnapshot(snapshotId: string): Promise<void>;
+  getSandboxEndpoint(sandboxId: SandboxId, port: number, useServerProxy?: boolean): Promise<Endpoint>;
+  getSignedEndpoint(sandboxId: SandboxId, port: number, expires: number): Promise<Endpoint>;
+  invalidateEndpointCache?(sandboxId: SandboxId): void;
+}
+export interface CreateLifecycleStackOptions {
+  connectionConfig: ConnectionConfig;
+  lifecycleBaseUrl: string;
+}
+export interface LifecycleStack {
+  sandboxes: Sandboxes;
+}
+export interface CreateExecdStackOptions {
+  connectionConfig: ConnectionConfig;
+  execdBaseUrl: string;
+  endpointHeaders?: Record<string, string>;
+}
+export interface ExecdStack {
+  commands: ExecdCommands;
+  files: SandboxFiles;
+  health: ExecdHealth;
+  metrics: ExecdMetrics;
+  isolation?: IsolationService;
+}
+export interface CreateEgressStackOptions {
+  connectionConfig: ConnectionConfig;
+  egressBaseUrl: string;
+  endpointHeaders?: Record<string, string>;
+}
+export interface EgressStack {
+  egress: Egress;
+  credentialVault?: CredentialVault;
+}
+export interface AdapterFactory {
+  createLifecycleStack(opts: CreateLifecycleStackOptions): LifecycleStack;
+  createExecdStack(opts: CreateExecdStackOptions): ExecdStack;
+  createEgressStack(opts: CreateEgressStackOptions): EgressStack;
+}
+/**
+ * The only factory this package honours. `createLifecycleStack` gives the raw lifecycle
+ * service; `createExecdStack` / `createEgressStack` throw InvalidArgumentException (the
+ * native core binds those services to a Sandbox: use the sandbox's services).
+ */
+export declare class DefaultAdapterFactory implements AdapterFactory {
+  createLifecycleStack(opts: CreateLifecycleStackOptions): LifecycleStack;
+  createExecdStack(opts: CreateExecdStackOptions): ExecdStack;
+  createEgressStack(opts: CreateEgressStackOptions): EgressStack;
+}
+export declare function createDefaultAdapterFactory(): AdapterFactory;
+
+// ---- isolated sessions (1.1) -----------------------------------------------------------
+
+export interface IsolatedWorkspaceSpec {
+  path: string;
+  mode?: 'rw' | 'overlay' | 'ro';
+}
+/** Extension (the 1.1 wire's `overlays`). */
+export interface IsolatedOverlaySpec {
+  path: string;
+  mode?: 'rw' | 'overlay' | 'ro';
+  persist?: boolean;
+}
+export interface EnvPassthroughSpec {
+  mode?: 'allow' | 'deny';
+  keys?: string[];
+}
+export interface BindMount {
+  source: string;
+  dest?: string;
+  readonly?: boolean;
+}
+export interface CreateIsolatedSessionRequest {
+  workspace: IsolatedWorkspaceSpec;
+  /** Extension (1.1 wire). */
+  overlays?: IsolatedOverlaySpec[];
+  profile?: 'strict' | 'balanced';
+  extra_writable?: string[];
+  binds?: BindMount[];
+  share_net?: boolean;
+  env_passthrough?: EnvPassthroughSpec;
+  uid?: number;
+  gid?: number;
+  uid_mode?: 'setpriv' | 'userns';
+  idle_timeout_seconds?: number;
+}
+export interface IsolatedSessionInfo {
+  session_id: string;
+  created_at: string;
+  profile?: 'strict' | 'balanced';
+  workspace?: IsolatedWorkspaceSpec;
+  /** Extension (1.1 wire). */
+  overlays?: IsolatedOverlaySpec[];
+  extra_writable?: string[];
+  binds?: BindMount[];
+  share_net?: boolean;
+  env_passthrough?: EnvPassthroughSpec;
+  uid?: number;
+  gid?: number;
+  uid_mode?: 'setpriv' | 'userns';
+  idle_timeout_seconds?: number;
+}
+export interface IsolatedSessionState extends Omit<IsolatedSessionInfo, 'session_id' | 'created_at'> {
+  status: 'active' | 'destroyed';
+  created_at?: string;
+  last_run_at?: string;
+  idle_remaining_seconds?: number | null;
+}
+export interface IsolatedRunOpts {
+  envs?: Record<string, string>;
+  timeout_seconds?: number;
+}
+export interface IsolatedCapabilities {
+  available: boolean;
+  isolator?: string;
+  version?: string;
+  message?: string;
+  setpriv_available?: boolean;
+  userns_available?: boolean;
+  commit_supported: boolean;
+  diff_supported: boolean;
+}
+export interface IsolatedSessionSummary {
+  session_id: string;
+  status: string;
+  created_at?: string;
+  last_run_at?: string;
+  idle_remaining_seconds?: number;
+}
+export interface ListIsolatedSessionsResponse {
+  sessions?: IsolatedSessionSummary[];
+}
+/** Extension: a background run in an isolated session. */
+export interface IsolatedBackgroundRun {
+  session_id: string;
+  run_id: string;
+  started_at?: string;
+}
+/** Extension: the status of a background run. */
+export interface IsolatedRunStatus {
+  session_id: string;
+  run_id: string;
+  running: boolean;
+  exit_code: number | null;
+  error: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+}
+/** Extension: a background run's log from a byte cursor. */
+export interface IsolatedRunLogs {
+  text: string;
+  cursor: number;
+}
+export interface IsolationSession {
+  readonly sessionId: string;
+  readonly info: IsolatedSessionInfo;
+  readonly files: SandboxFiles;
+  run(code: string, opts?: IsolatedRunOpts, handlers?: ExecutionHandlers, signal?: AbortSignal): Promise<CommandExecution>;
+  get(): Promise<IsolatedSessionState>;
+  delete(): Promise<void>;
+  /** Extension. */
+  runBackground(code: string, opts?: Pick<IsolatedRunOpts, 'envs'>): Promise<IsolatedBackgroundRun>;
+  /** Extension. */
+  runStatus(runId: string): Promise<IsolatedRunStatus>;
+  /** Extension. */
+  runLogs(runId: string, cursor?: number): Promise<IsolatedRunLogs>;
+}
+export interface RunOnceOpts {
+  workspaceMode?: 'rw' | 'overlay' | 'ro';
+  runOpts?: IsolatedRunOpts;
+  handlers?: ExecutionHandlers;
+  profile?: 'strict' | 'balanced';
+  shareNet?: boolean;
+  binds?: BindMount[];
+  signal?: AbortSignal;
+}
+export interface IsolationService {
+  create(request: CreateIsolatedSessionRequest): Promise<IsolationSession>;
+  attach(sessionId: string): Promise<IsolationSession>;
+  capabilities(): Promise<IsolatedCapabilities>;
+  list(): Promise<IsolatedSessionSummary[]>;
+  runOnce(code: string, workspace: string, opts?: RunOnceOpts): Promise<CommandExecution>;
+  withSession<T>(request: CreateIsolatedSessionRequest, fn: (session: IsolationSession) => Promise<T>): Promise<T>;
+}
+
+// ---- templates (1.1, extension) --------------------------------------------------------
+
+export type TemplatePhase = 'Pending' | 'Building' | 'Succeeded' | 'Failed' | string;
+export interface TemplateReadiness {
+  /** `cmd://...` or `tcp://host:port`. */
+  probe?: string;
+  warmupSeconds?: number;
+}
+export interface CreateTemplateRequest {
+  image: string;
+  publish: string;
+  resourceLimits?: ResourceLimits;
+  entrypoint?: string[];
+  env?: Record<string, string>;
+  metadata?: Record<string, string>;
+  readiness?: TemplateReadiness;
+  format?: 'native' | 'overlaybd';
+}
+export interface TemplateInfo {
+  templateId: string;
+  image: string;
+  publish: string;
+  format: string;
+  status: { phase: TemplatePhase; manifestRef?: string; message?: string };
+  createdAt?: Date;
+  updatedAt?: Date;
+  resourceLimits?: ResourceLimits;
+  entrypoint?: string[];
+  env?: Record<string, string>;
+  metadata?: Record<string, string>;
+  readiness?: TemplateReadiness;
+}
+export interface TemplateFilter {
+  metadata?: Record<string, string>;
+  page?: number;
+  pageSize?: number;
+}
+export interface ListTemplatesResponse {
+  items: TemplateInfo[];
+  pagination?: PaginationInfo;
+}
+
+// ---- lifecycle hooks (1.1, extension) --------------------------------------------------
+
+export interface LifecycleHook {
+  command: string[];
+  timeoutSeconds?: number;
+}
+export interface PeriodicLifecycleHook extends LifecycleHook {
+  name: string;
+  /** 5-field cron (UTC), `@hourly`..., `@every 30s`. */
+  schedule: string;
+}
+export interface SandboxLifecycle {
+  preStart?: LifecycleHook;
+  periodic?: PeriodicLifecycleHook[];
+}
+
 // ---- manager and sandbox ---------------------------------------------------------------
 
 export interface SandboxManagerOptions {
   connectionConfig?: ConnectionConfig | ConnectionConfigOptions;
-  /** Not supported: passing one throws InvalidArgumentException. */
-  adapterFactory?: unknown;
+  /** Only a DefaultAdapterFactory; any other throws InvalidArgumentException. */
+  adapterFactory?: AdapterFactory;
 }
 export interface SandboxFilter {
   states?: string[];
@@ -562,13 +968,21 @@ export declare class SandboxManager {
   getDiagnosticLogs(sandboxId: SandboxId, scope: string): Promise<DiagnosticContent>;
   /** Extension. */
   getDiagnosticEvents(sandboxId: SandboxId, scope: string): Promise<DiagnosticContent>;
+  /** Extension (1.1): declares a template build. */
+  createTemplate(request: CreateTemplateRequest): Promise<TemplateInfo>;
+  /** Extension (1.1). */
+  getTemplate(templateId: string): Promise<TemplateInfo>;
+  /** Extension (1.1). */
+  listTemplates(filter?: TemplateFilter): Promise<ListTemplatesResponse>;
+  /** Extension (1.1). */
+  deleteTemplate(templateId: string): Promise<void>;
   close(): Promise<void>;
 }
 
 export interface SandboxCreateOptions {
   connectionConfig?: ConnectionConfig | ConnectionConfigOptions;
-  /** Not supported: passing one throws InvalidArgumentException. */
-  adapterFactory?: unknown;
+  /** Only a DefaultAdapterFactory; any other throws InvalidArgumentException. */
+  adapterFactory?: AdapterFactory;
   image?: string | { uri: string; auth?: { username: string; password: string } };
   snapshotId?: string;
   entrypoint?: string[];
@@ -581,7 +995,25 @@ export interface SandboxCreateOptions {
   platform?: PlatformSpec;
   secureAccess?: boolean;
   resource?: Record<string, string>;
+  /** Guaranteed minimums (`resourceRequests` on the wire); each at most its limit. */
+  resourceRequests?: Record<string, string>;
+  /** Extension (1.1): lifecycle hooks run inside the sandbox. */
+  lifecycle?: SandboxLifecycle;
   timeoutSeconds?: number | null;
+  skipHealthCheck?: boolean;
+  healthCheck?: (sbx: Sandbox) => boolean | Promise<boolean>;
+  readyTimeoutSeconds?: number;
+  healthCheckPollingInterval?: number;
+}
+/** Extension (1.1): `Sandbox.createFromTemplate` options (the template fixes image, entrypoint, env, limits). */
+export interface SandboxFromTemplateOptions {
+  connectionConfig?: ConnectionConfig | ConnectionConfigOptions;
+  adapterFactory?: AdapterFactory;
+  /** Required. */
+  timeoutSeconds: number;
+  metadata?: Record<string, string>;
+  networkPolicy?: NetworkPolicy;
+  extensions?: Record<string, string>;
   skipHealthCheck?: boolean;
   healthCheck?: (sbx: Sandbox) => boolean | Promise<boolean>;
   readyTimeoutSeconds?: number;
@@ -589,7 +1021,7 @@ export interface SandboxCreateOptions {
 }
 export interface SandboxConnectOptions {
   connectionConfig?: ConnectionConfig | ConnectionConfigOptions;
-  adapterFactory?: unknown;
+  adapterFactory?: AdapterFactory;
   sandboxId: SandboxId;
   skipHealthCheck?: boolean;
   healthCheck?: (sbx: Sandbox) => boolean | Promise<boolean>;
@@ -600,16 +1032,24 @@ export interface SandboxConnectOptions {
 export declare class Sandbox {
   readonly id: SandboxId;
   readonly connectionConfig: ConnectionConfig;
-  /** The lifecycle service, a SandboxManager over the same configuration. */
-  readonly sandboxes: SandboxManager;
+  /** The raw lifecycle service. */
+  readonly sandboxes: Sandboxes;
   readonly commands: ExecdCommands;
   readonly files: SandboxFiles;
   readonly health: ExecdHealth;
   readonly metrics: ExecdMetrics;
   /** Interactive PTY sessions and live background logs (extension). */
   readonly pty: ExecdPty;
+  /** Isolated sessions (1.1). */
+  readonly isolation: IsolationService;
+  /** The sandbox's credential vault (1.1; needs `credentialProxy: {enabled: true}`). */
+  readonly credentialVault: CredentialVault;
   private constructor();
   static create(opts: SandboxCreateOptions): Promise<Sandbox>;
+  /** Extension (1.1). */
+  static createFromTemplate(templateId: string, opts: SandboxFromTemplateOptions): Promise<Sandbox>;
+  /** Extension (1.1): the files service acting as Linux user `uid`:`gid`. */
+  filesWithIdentity(uid: number, gid: number): SandboxFiles;
   static connect(opts: SandboxConnectOptions): Promise<Sandbox>;
   static resume(opts: SandboxConnectOptions): Promise<Sandbox>;
   getInfo(): Promise<SandboxInfo>;
@@ -681,7 +1121,7 @@ export declare class CodeInterpreter {
   readonly commands: ExecdCommands;
   readonly metrics: ExecdMetrics;
   private constructor();
-  static create(sandbox: Sandbox, opts?: { adapterFactory?: unknown }): Promise<CodeInterpreter>;
+  static create(sandbox: Sandbox, opts?: { adapterFactory?: AdapterFactory }): Promise<CodeInterpreter>;
 }
 
 // ---- constants ---------------------------------------------------------------------------

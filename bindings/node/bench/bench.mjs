@@ -11,7 +11,7 @@ import path from 'node:path';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const impl = process.argv[2] ?? 'ours';
 const req = createRequire(import.meta.url);
-let modPath = path.join(here, '..', 'lib', 'index.js');
+let modPath = path.join(here, '..', 'lib', 'index.cjs');
 if (impl === 'official') {
   const benchDir = path.resolve(process.env.BENCH_DIR ?? path.join(here, '..', '..', '..', '.work', 'node', 'bench'));
   modPath = createRequire(path.join(benchDir, 'package.json')).resolve('@alibaba-group/opensandbox');

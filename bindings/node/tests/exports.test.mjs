@@ -3,12 +3,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import * as esm from '../index.mjs';
-import * as ci from '../code-interpreter.mjs';
+import * as esm from '../index.js';
+import * as ci from '../code-interpreter.js';
 
 const require = createRequire(import.meta.url);
-const cjs = require('../lib/index.js');
-const errors = require('../lib/errors.js');
+const cjs = require('../lib/index.cjs');
+const errors = require('../lib/errors.cjs');
 
 test('ESM and CommonJS entries export the same values', () => {
   const esmKeys = Object.keys(esm).filter((k) => k !== 'default').sort();
@@ -132,9 +132,70 @@ test('ExecutionEventDispatcher follows the official rules and awaits async handl
 });
 
 test('the native addon is the version of this package', () => {
-  assert.equal(require('../lib/native.js').nativeVersion(), cjs.VERSION);
+  assert.equal(require('../lib/native.cjs').nativeVersion(), cjs.VERSION);
 });
 
 test('adapterFactory is refused rather than silently ignored', async () => {
   await assert.rejects(cjs.Sandbox.create({ image: 'x', adapterFactory: {} }), cjs.InvalidArgumentException);
+});
+
+test('ESM-first package: type module, import before require, types for both', () => {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  assert.equal(pkg.type, 'module');
+  for (const [sub, base] of [['.', 'index'], ['./internal', 'internal'], ['./code-interpreter', 'code-interpreter']]) {
+    const e = pkg.exports[sub];
+    assert.deepEqual(Object.keys(e), ['import', 'require', 'default'], sub);
+    assert.deepEqual(e.import, { types: `./${base}.d.ts`, default: `./${base}.js` });
+    assert.deepEqual(e.require, { types: `./lib/${base}.d.cts`, default: `./lib/${base}.cjs` });
+    for (const f of [e.import.types, e.import.default, e.require.types, e.require.default]) {
+      assert.ok(pkg.files.some((p) => f.slice(2).startsWith(p)), `${f} is packed`);
+    }
+  }
+});
+
+test('the CommonJS declarations are generated from the ESM ones (not stale)', async () => {
+  const { ENTRIES, dcts } = await import('../scripts/gen-dcts.mjs');
+  for (const name of ENTRIES) {
+    const committed = readFileSync(new URL(`../lib/${name}.d.cts`, import.meta.url), 'utf8');
+    assert.equal(committed, dcts(name), `lib/${name}.d.cts is stale: run node scripts/gen-dcts.mjs`);
+  }
+});
+
+test('./internal: the same values through import and require, adapters are the service classes', async () => {
+  const esmInternal = await import('../internal.js');
+  const cjsInternal = require('../lib/internal.cjs');
+  assert.deepEqual(Object.keys(esmInternal).filter((k) => k !== 'default').sort(), Object.keys(cjsInternal).sort());
+  for (const k of Object.keys(cjsInternal)) assert.equal(esmInternal[k], cjsInternal[k], k);
+  assert.equal(cjsInternal.CommandsAdapter, cjs.ExecdCommands);
+  assert.equal(cjsInternal.FilesystemAdapter, cjs.SandboxFiles);
+  const dts = readFileSync(new URL('../internal.d.ts', import.meta.url), 'utf8');
+  for (const k of Object.keys(cjsInternal)) assert.match(dts, new RegExp(`\\b${k}\\b`), k);
+});
+
+test('adapter factory: the default one gives the raw lifecycle service; execd/egress stacks and custom factories are refused', async () => {
+  const f = cjs.createDefaultAdapterFactory();
+  assert.ok(f instanceof cjs.DefaultAdapterFactory);
+  const connectionConfig = new cjs.ConnectionConfig({ domain: 'h:1' });
+  const { sandboxes } = f.createLifecycleStack({ connectionConfig, lifecycleBaseUrl: connectionConfig.getBaseUrl() });
+  for (const m of ['createSandbox', 'getSandbox', 'listSandboxes', 'deleteSandbox', 'renewSandboxExpiration', 'getSandboxEndpoint']) {
+    assert.equal(typeof sandboxes[m], 'function', m);
+  }
+  assert.throws(() => f.createLifecycleStack({ connectionConfig, lifecycleBaseUrl: 'http://other/v1' }), cjs.InvalidArgumentException);
+  assert.throws(() => f.createExecdStack({ connectionConfig, execdBaseUrl: 'http://h' }), cjs.InvalidArgumentException);
+  assert.throws(() => f.createEgressStack({ connectionConfig, egressBaseUrl: 'http://h' }), cjs.InvalidArgumentException);
+  assert.throws(() => cjs.SandboxManager.create({ adapterFactory: { createLifecycleStack() {} } }), cjs.InvalidArgumentException);
+  await assert.rejects(cjs.Sandbox.connect({ sandboxId: 'x', adapterFactory: {} }), cjs.InvalidArgumentException);
+  await assert.rejects(
+    cjs.Sandbox.createFromTemplate('tpl_1', { connectionConfig, timeoutSeconds: undefined }),
+    cjs.InvalidArgumentException,
+  );
+  await assert.rejects(cjs.Sandbox.createFromTemplate(' ', { connectionConfig, timeoutSeconds: 60 }), cjs.InvalidArgumentException);
+});
+
+test('ConnectionConfig.fetch / sseFetch are usable fetch functions', async () => {
+  const c = new cjs.ConnectionConfig({ domain: 'h:1', requestTimeoutSeconds: 0.2 });
+  assert.equal(typeof c.fetch, 'function');
+  assert.equal(c.sseFetch, fetch);
+  // A blackhole address: the config's timeout ends the request.
+  await assert.rejects(c.fetch('http://10.255.255.1:9/'), (e) => ['TimeoutError', 'TypeError'].includes(e.name));
 });

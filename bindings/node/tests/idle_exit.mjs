@@ -1,7 +1,7 @@
 // Must exit by itself: after real work (create, run, stream, download, watch) nothing
 // of the client may keep the event loop alive. tests/sandbox.test.mjs runs it with a
 // deadline.
-import { Sandbox } from '../index.mjs';
+import { Sandbox } from '../index.js';
 
 const sbx = await Sandbox.create({ image: 'python:3.11' });
 await sbx.commands.run('echo idle');

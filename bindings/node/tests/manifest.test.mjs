@@ -13,8 +13,8 @@ import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 
 const require = createRequire(import.meta.url);
-const cjs = require('../lib/index.js');
-const native = require('../lib/native.js');
+const cjs = require('../lib/index.cjs');
+const native = require('../lib/native.cjs');
 
 const MANIFEST = new Map(native.opsManifest().ops.map((o) => [o.name, o]));
 // Native methods that take an op's arguments without being called by op name.
@@ -38,6 +38,9 @@ const CANNED = {
   'sandbox.resume': { id: 'sb-1', handle: 1 },
   'sandbox.is_healthy': { healthy: true },
   'commands.create_session': { session_id: 's-1' },
+  'commands.follow_logs': { handle: 5 },
+  'isolation.create': { session_id: 'is-1', created_at: '2026-01-01T00:00:00Z' },
+  'isolation.attach': { session_id: 'is-1', created_at: '2026-01-01T00:00:00Z' },
 };
 
 function spy() {
@@ -100,12 +103,21 @@ async function exercise(s) {
     extensions: { e: '1', n: 2 },
     secureAccess: true,
     resource: { cpu: '1' },
+    resourceRequests: { cpu: '500m' },
+    lifecycle: {
+      preStart: { command: ['true'], timeoutSeconds: 5 },
+      periodic: [{ name: 't', schedule: '@every 1s', command: ['true'], timeoutSeconds: 1 }],
+    },
     timeoutSeconds: null,
     readyTimeoutSeconds: 10,
     healthCheckPollingInterval: 100,
     skipHealthCheck: true,
   });
   await cjs.Sandbox.create({ connectionConfig: cfg, snapshotId: 'snap-1', timeoutSeconds: 60 });
+  await cjs.Sandbox.createFromTemplate('tpl_1', {
+    connectionConfig: cfg, timeoutSeconds: 60, metadata: { a: '1' }, extensions: { e: '1' },
+    networkPolicy: { defaultAction: 'deny', egress: [] }, readyTimeoutSeconds: 5, skipHealthCheck: true,
+  });
   await cjs.Sandbox.connect({ connectionConfig: cfg, sandboxId: 'sb-1', readyTimeoutSeconds: 5, healthCheckPollingInterval: 50 });
   await cjs.Sandbox.resume({ connectionConfig: cfg, sandboxId: 'sb-1', skipHealthCheck: true });
   const handlers = { onStdout: () => {}, onInit: () => {}, skipAccumulation: true };
@@ -139,6 +151,48 @@ async function exercise(s) {
     () => sbx.files.readFile('/a', { offset: 1, limit: 2 }), () => sbx.files.readFile('/a', { encoding: 'latin1', range: 'bytes=0-1' }),
     () => sbx.files.readBytes('/a', { range: 'bytes=0-1' }), () => sbx.files.readBytesStream('/a'),
     () => sbx.health.ping(), () => sbx.metrics.getMetrics(), () => sbx.metrics.watchMetrics(),
+    () => sbx.pty.followLogs('ex-1', { cursor: 0 }),
+    () => sbx.filesWithIdentity(1000, 1000).writeFiles([{ path: '/u', data: 'u' }, { path: '/s', data: Readable.from(['s']) }]),
+    () => sbx.filesWithIdentity(1000, 1000).readFile('/u'), () => sbx.filesWithIdentity(1000, 1000).readBytesStream('/u'),
+    () => sbx.filesWithIdentity(1000, 1000).setPermissions(perm),
+    () => sbx.credentialVault.create({
+      credentials: [{ name: 'c', source: { type: 'inline', value: 'v' } }],
+      bindings: [{
+        name: 'b', match: { hosts: ['h'], schemes: ['https'], ports: [443], methods: ['GET'], paths: ['/'] },
+        auth: { type: 'customHeaders', headers: [{ name: 'x', credential: 'c' }], substitutions: [{ credential: 'c', placeholder: 'P', in: ['header'] }] },
+      }],
+    }),
+    () => sbx.credentialVault.get(), () => sbx.credentialVault.delete(),
+    () => sbx.credentialVault.patch({ expectedRevision: 1, credentials: { add: [], replace: [], delete: ['c'] }, bindings: { delete: ['b'] } }),
+    () => sbx.credentialVault.listCredentials(), () => sbx.credentialVault.getCredential('c'),
+    () => sbx.credentialVault.listBindings(), () => sbx.credentialVault.getBinding('b'),
+    () => sbx.isolation.capabilities(), () => sbx.isolation.list(),
+    () => sbx.isolation.create({
+      workspace: { path: '/workspace', mode: 'overlay' }, overlays: [{ path: '/etc', mode: 'overlay', persist: false }],
+      profile: 'strict', extra_writable: ['/x'], binds: [{ source: '/workspace/a', dest: '/a', readonly: true }],
+      share_net: false, env_passthrough: { mode: 'allow', keys: ['A'] }, uid: 1000, gid: 1000, uid_mode: 'setpriv',
+      idle_timeout_seconds: 60,
+    }),
+    async () => {
+      const session = await sbx.isolation.attach('is-1');
+      for (const q of [
+        () => session.run('echo hi', { envs: { A: '1' }, timeout_seconds: 5 }, handlers), () => session.get(),
+        () => session.runBackground('sleep 1', { envs: { A: '1' } }), () => session.runStatus('r-1'),
+        () => session.runLogs('r-1', 3), () => session.files.readFile('/a'), () => session.files.deleteFiles(['/a']),
+        () => session.files.writeFiles([{ path: '/a', data: 'a' }]), () => session.delete(),
+      ]) await attempt(q());
+    },
+    () => sbx.sandboxes.createSandbox({
+      image: { uri: 'python:3.11' }, entrypoint: ['sleep', 'infinity'], timeout: 60, resourceLimits: { cpu: '1' },
+      resourceRequests: { cpu: '1' }, env: {}, metadata: {}, extensions: {}, secureAccess: false,
+    }),
+    () => sbx.sandboxes.getSandbox('sb-1'), () => sbx.sandboxes.listSandboxes({ states: ['Running'], pageSize: 2 }),
+    () => sbx.sandboxes.patchSandboxMetadata('sb-1', { a: null }), () => sbx.sandboxes.deleteSandbox('sb-1'),
+    () => sbx.sandboxes.pauseSandbox('sb-1'), () => sbx.sandboxes.resumeSandbox('sb-1'),
+    () => sbx.sandboxes.renewSandboxExpiration('sb-1', { expiresAt: new Date(Date.now() + 60_000).toISOString() }),
+    () => sbx.sandboxes.createSnapshot('sb-1', { name: 'n' }), () => sbx.sandboxes.getSnapshot('snap-1'),
+    () => sbx.sandboxes.listSnapshots({ sandboxId: 'sb-1' }), () => sbx.sandboxes.deleteSnapshot('snap-1'),
+    () => sbx.sandboxes.getSandboxEndpoint('sb-1', 8080, true), () => sbx.sandboxes.getSignedEndpoint('sb-1', 8080, 1900000000),
   ]) await attempt(p());
   const ci = await cjs.CodeInterpreter.create(sbx);
   for (const p of [
@@ -156,6 +210,11 @@ async function exercise(s) {
     () => m.createSnapshot('sb-1', { name: 'n' }), () => m.getSnapshot('snap-1'),
     () => m.listSnapshots({ sandboxId: 'sb-1', states: ['Ready'], page: 1, pageSize: 5 }), () => m.deleteSnapshot('snap-1'),
     () => m.getEndpoint('sb-1', 8080), () => m.getDiagnosticLogs('sb-1', 'lifecycle'), () => m.getDiagnosticEvents('sb-1', 'lifecycle'),
+    () => m.createTemplate({
+      image: 'python:3.11', publish: 's3://x', resourceLimits: { cpu: '1' }, entrypoint: ['sleep', 'infinity'],
+      env: { A: '1' }, metadata: { m: '1' }, readiness: { probe: 'cmd://true', warmupSeconds: 1 }, format: 'native',
+    }),
+    () => m.getTemplate('tpl_1'), () => m.listTemplates({ metadata: { m: '1' }, page: 1, pageSize: 5 }), () => m.deleteTemplate('tpl_1'),
   ]) await attempt(p());
   return s.calls;
 }
@@ -222,11 +281,11 @@ test('the op layer parses every sent call', async () => {
 });
 
 test('every op named in lib/ was exercised', async () => {
-  const re = /['"]((?:sandbox|manager|commands|code|files|metrics|execution|download|upload|config)\.[a-z_]+|release)['"]/g;
+  const re = /['"]((?:sandbox|manager|commands|code|files|metrics|execution|download|upload|config|isolation|credential_vault)\.[a-z_]+|release)['"]/g;
   const named = new Set();
   const dir = new URL('../lib/', import.meta.url);
   for (const f of readdirSync(dir)) {
-    if (!f.endsWith('.js')) continue;
+    if (!f.endsWith('.cjs')) continue;
     for (const m of readFileSync(new URL(f, dir), 'utf8').matchAll(re)) named.add(m[1]);
   }
   assert.ok(named.size > 0);

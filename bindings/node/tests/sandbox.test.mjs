@@ -13,7 +13,7 @@ import {
   SandboxApiException,
   SandboxManager,
   SupportedLanguages,
-} from '../index.mjs';
+} from '../index.js';
 
 const haveServer = !!process.env.OPEN_SANDBOX_DOMAIN;
 const skip = haveServer ? false : 'needs a server (OPEN_SANDBOX_DOMAIN)';
@@ -203,7 +203,7 @@ test('getInfo returns platform and extensions', { skip }, async () => {
     const info = await s.getInfo();
     assert.deepEqual(info.platform, { os: 'linux', arch });
     assert.deepEqual(info.extensions, { note: 'node-test' });
-    const listed = await s.sandboxes.getSandboxInfo(s.id);
+    const listed = await s.sandboxes.getSandbox(s.id);
     assert.deepEqual(listed.platform, { os: 'linux', arch });
     assert.equal(listed.extensions.note, 'node-test');
   } finally {
@@ -222,7 +222,7 @@ test('lifecycle: info, metadata, renew, list, endpoint, metrics, manager', { ski
   assert.ok(r.expiresAt instanceof Date && r.expiresAt > info.expiresAt);
   const p = await sbx.patchMetadata({ extra: 'yes' });
   assert.equal(p.metadata.extra, 'yes');
-  const list = await sbx.sandboxes.listSandboxInfos({ metadata: { suite: 'node' } });
+  const list = await sbx.sandboxes.listSandboxes({ metadata: { suite: 'node' } });
   assert.ok(list.items.some((i) => i.id === sbx.id));
   assert.equal(list.pagination.page, 1);
   const ep = await sbx.getEndpoint(44772);
@@ -285,4 +285,68 @@ test('an idle client never keeps the process alive', { skip }, async () => {
   });
   assert.equal(code, 0, `exit code ${code}; output: ${out}`);
   assert.match(out, /idle-exit: done/);
+});
+
+test('raw lifecycle service: createSandbox answers at once, official shapes, resourceRequests checked', { skip }, async () => {
+  const raw = sbx.sandboxes;
+  const created = await raw.createSandbox({
+    image: { uri: 'python:3.11' },
+    entrypoint: ['sleep', 'infinity'],
+    timeout: 600,
+    resourceLimits: { cpu: '1', memory: '512Mi' },
+    resourceRequests: { cpu: '250m' },
+    metadata: { suite: 'node-raw' },
+  });
+  try {
+    assert.ok(created.createdAt instanceof Date && created.expiresAt instanceof Date);
+    assert.deepEqual(created.entrypoint, ['sleep', 'infinity']);
+    assert.equal((await raw.getSandbox(created.id)).metadata.suite, 'node-raw');
+    const r = await raw.renewSandboxExpiration(created.id, { expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
+    assert.ok(Math.abs(r.expiresAt.getTime() - (Date.now() + 3_600_000)) < 10_000);
+    await assert.rejects(raw.renewSandboxExpiration(created.id, { expiresAt: 'soon' }), InvalidArgumentException);
+  } finally {
+    await raw.deleteSandbox(created.id);
+  }
+  await assert.rejects(
+    Sandbox.create({ image: 'python:3.11', resourceRequests: { gpu: '1' }, skipHealthCheck: true }),
+    (e) => e instanceof SandboxApiException && e.statusCode === 400,
+  );
+  const ok = await Sandbox.create({ image: 'python:3.11', resource: { cpu: '1', memory: '1Gi' }, resourceRequests: { cpu: '500m' } });
+  await ok.kill();
+});
+
+test('credential vault: create, read, patch with a revision, delete; 412 without the proxy', { skip }, async () => {
+  const s = await Sandbox.create({
+    image: 'python:3.11',
+    networkPolicy: { defaultAction: 'deny', egress: [{ action: 'allow', target: '*.example.com' }] },
+    credentialProxy: { enabled: true },
+  });
+  try {
+    const v = await s.credentialVault.create({
+      credentials: [{ name: 'gh', source: { type: 'inline', value: 'node-secret' } }],
+      bindings: [{ name: 'api', match: { hosts: ['api.example.com'] }, auth: { type: 'apiKey', name: 'X-Api-Key', credential: 'gh' } }],
+    });
+    assert.equal(v.revision, 1);
+    assert.deepEqual(v.credentials, [{ name: 'gh', sourceType: 'inline', revision: 1 }]);
+    assert.equal(JSON.stringify(await s.credentialVault.get()).includes('node-secret'), false);
+    assert.deepEqual((await s.credentialVault.getBinding('api')).auth, { type: 'apiKey', name: 'X-Api-Key' });
+    await assert.rejects(
+      s.credentialVault.patch({ expectedRevision: 9, credentials: { delete: ['gh'] } }),
+      (e) => e instanceof SandboxApiException && e.statusCode === 409,
+    );
+    const p = await s.credentialVault.patch({ expectedRevision: 1, credentials: { add: [{ name: 'two', source: { value: 'x' } }] } });
+    assert.equal(p.revision, 2);
+    assert.deepEqual((await s.credentialVault.listCredentials()).map((c) => c.name).sort(), ['gh', 'two']);
+    await s.credentialVault.delete();
+  } finally {
+    await s.kill();
+  }
+  await assert.rejects(sbx.credentialVault.get(), (e) => e instanceof SandboxApiException && e.statusCode === 412);
+});
+
+test('isolation: capabilities have the official shape', { skip }, async () => {
+  const c = await sbx.isolation.capabilities();
+  assert.equal(typeof c.available, 'boolean');
+  assert.equal(typeof c.setpriv_available, 'boolean');
+  assert.equal(typeof c.commit_supported, 'boolean');
 });

@@ -3,13 +3,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
-import { SandboxManager } from '../index.mjs';
+import { SandboxManager } from '../index.js';
 
 const skip = process.env.OPEN_SANDBOX_DOMAIN ? false : 'needs a server (OPEN_SANDBOX_DOMAIN)';
 
 const workerSrc = `
 const { parentPort } = require('node:worker_threads');
-const { SandboxManager } = require(${JSON.stringify(new URL('../lib/index.js', import.meta.url).pathname)});
+const { SandboxManager } = require(${JSON.stringify(new URL('../lib/index.cjs', import.meta.url).pathname)});
 SandboxManager.create().listSandboxInfos({ pageSize: 5 })
   .then((r) => parentPort.postMessage({ ok: true, n: r.items.length }))
   .catch((e) => parentPort.postMessage({ ok: false, e: String(e) }));

@@ -12,7 +12,7 @@ import {
   SandboxManager,
   SandboxReadyTimeoutException,
   VERSION,
-} from '../../../bindings/node/index.mjs';
+} from '../../../bindings/node/index.js';
 
 const OPS = [
   'sandbox.create', 'sandbox.connect', 'sandbox.resume', 'sandbox.get_info', 'sandbox.is_healthy',
@@ -33,6 +33,12 @@ const OPS = [
   'files.replace_contents_detailed', 'files.search', 'files.list_directory', 'metrics.watch',
   'pty.create', 'pty.get', 'pty.delete', 'pty.attach', 'pty.write', 'pty.resize', 'pty.read', 'pty.close',
   'commands.follow_background_command_logs',
+  'manager.create_template', 'manager.get_template', 'manager.list_templates', 'manager.delete_template',
+  'credential_vault.create', 'credential_vault.get', 'credential_vault.patch', 'credential_vault.delete',
+  'credential_vault.list_credentials', 'credential_vault.get_credential', 'credential_vault.list_bindings',
+  'credential_vault.get_binding',
+  'isolation.capabilities', 'isolation.create', 'isolation.attach', 'isolation.get', 'isolation.list',
+  'isolation.delete', 'isolation.run', 'isolation.run_background', 'isolation.run_status', 'isolation.run_logs',
 ];
 
 class DriverError extends Error {}
@@ -148,6 +154,52 @@ const entry = (e) => ({
 });
 
 const context = (c) => ({ id: nn(c.id), language: c.language });
+
+const templateInfo = (t) => ({
+  template_id: t.templateId,
+  image: t.image,
+  publish: t.publish,
+  format: t.format,
+  status: { phase: t.status.phase, manifest_ref: nn(t.status.manifestRef), message: nn(t.status.message) },
+  created_at: iso(t.createdAt),
+  updated_at: iso(t.updatedAt),
+  resource_limits: nn(t.resourceLimits),
+  entrypoint: nn(t.entrypoint),
+  env: nn(t.env),
+  metadata: nn(t.metadata),
+  readiness: t.readiness ? { probe: nn(t.readiness.probe), warmup_seconds: nn(t.readiness.warmupSeconds) } : null,
+});
+
+const credentialMeta = (c) => ({ name: c.name, source_type: c.sourceType, revision: c.revision });
+const bindingMeta = (b) => ({
+  name: b.name,
+  revision: b.revision,
+  match: b.match
+    ? { hosts: b.match.hosts, schemes: nn(b.match.schemes), methods: nn(b.match.methods), paths: nn(b.match.paths) }
+    : null,
+  auth: b.auth ? { type: b.auth.type, name: nn(b.auth.name) } : null,
+});
+const vaultState = (v) => ({
+  revision: v.revision,
+  credentials: v.credentials.map(credentialMeta),
+  bindings: v.bindings.map(bindingMeta),
+});
+
+/** The official isolated-session models are already the wire's snake_case: absent = null. */
+const isoModel = (o, keys) => Object.fromEntries(keys.map((k) => [k, nn(o[k])]));
+const SESSION_KEYS = [
+  'session_id', 'created_at', 'profile', 'workspace', 'overlays', 'extra_writable', 'binds', 'share_net', 'env_passthrough',
+  'uid', 'gid', 'uid_mode', 'idle_timeout_seconds',
+];
+const STATE_KEYS = ['status', 'created_at', 'last_run_at', 'idle_remaining_seconds', ...SESSION_KEYS.slice(2)];
+
+/** The files service of a `files.*` op: the sandbox's, a user's (`identity`) or a session's. */
+async function filesOf(a) {
+  const s = await sandbox(a);
+  if (a.identity != null) return s.filesWithIdentity(a.identity.uid, a.identity.gid);
+  if (a.isolated_session != null) return (await s.isolation.attach(a.isolated_session)).files;
+  return s.files;
+}
 
 const diagnostic = (d) => ({
   sandbox_id: d.sandboxId,
@@ -303,6 +355,27 @@ async function dispatch(op, a) {
     case 'sandbox.create': {
       const cfg = configOf(a) ?? base;
       const opts = { connectionConfig: cfg };
+      if (a.template_id != null) {
+        const t = { connectionConfig: cfg, timeoutSeconds: a.timeout_s ?? 600, skipHealthCheck: !!a.skip_health_check };
+        if (a.ready_timeout_s != null) t.readyTimeoutSeconds = a.ready_timeout_s;
+        if (a.metadata) t.metadata = a.metadata;
+        if (a.extensions) t.extensions = a.extensions;
+        if (a.network_policy) {
+          t.networkPolicy = { defaultAction: a.network_policy.default_action, egress: a.network_policy.egress ?? [] };
+        }
+        const s = await Sandbox.createFromTemplate(a.template_id, t);
+        if (!configOf(a)) sandboxes.set(s.id, s);
+        return { id: s.id };
+      }
+      if (a.resource_requests) opts.resourceRequests = a.resource_requests;
+      if (a.credential_proxy) opts.credentialProxy = { enabled: a.credential_proxy.enabled };
+      if (a.lifecycle) {
+        const hook = (h) => ({ command: h.command, timeoutSeconds: h.timeout_seconds ?? undefined });
+        opts.lifecycle = {
+          preStart: a.lifecycle.pre_start ? hook(a.lifecycle.pre_start) : undefined,
+          periodic: (a.lifecycle.periodic ?? []).map((h) => ({ name: h.name, schedule: h.schedule, ...hook(h) })),
+        };
+      }
       if (a.image != null) opts.image = a.image;
       if (a.snapshot_id != null) opts.snapshotId = a.snapshot_id;
       if (a.entrypoint != null) opts.entrypoint = a.entrypoint;
@@ -417,6 +490,95 @@ async function dispatch(op, a) {
       return { snapshot_infos: r.items.map(snapshot), pagination: pagination(r.pagination) };
     }
 
+    case 'manager.create_template': {
+      const r = a.readiness;
+      return templateInfo(await manager(a).createTemplate({
+        image: a.image,
+        publish: a.publish,
+        resourceLimits: a.resource_limits ?? undefined,
+        entrypoint: a.entrypoint ?? undefined,
+        env: a.env ?? undefined,
+        metadata: a.metadata ?? undefined,
+        readiness: r ? { probe: r.probe ?? undefined, warmupSeconds: r.warmup_seconds ?? undefined } : undefined,
+        format: a.format ?? undefined,
+      }));
+    }
+    case 'manager.get_template':
+      return templateInfo(await manager(a).getTemplate(req(a, 'template_id')));
+    case 'manager.list_templates': {
+      const r = await manager(a).listTemplates({
+        metadata: a.metadata ?? undefined, page: a.page ?? undefined, pageSize: a.page_size ?? undefined,
+      });
+      return { template_infos: r.items.map(templateInfo), pagination: pagination(r.pagination) };
+    }
+    case 'manager.delete_template':
+      await manager(a).deleteTemplate(req(a, 'template_id'));
+      return null;
+
+    case 'credential_vault.create':
+      return vaultState(await (await sandbox(a)).credentialVault.create({ credentials: a.credentials ?? [], bindings: a.bindings ?? [] }));
+    case 'credential_vault.get':
+      return vaultState(await (await sandbox(a)).credentialVault.get());
+    case 'credential_vault.patch':
+      return vaultState(await (await sandbox(a)).credentialVault.patch({
+        expectedRevision: a.expected_revision ?? undefined,
+        credentials: a.credentials ?? undefined,
+        bindings: a.bindings ?? undefined,
+      }));
+    case 'credential_vault.delete':
+      await (await sandbox(a)).credentialVault.delete();
+      return null;
+    case 'credential_vault.list_credentials':
+      return (await (await sandbox(a)).credentialVault.listCredentials()).map(credentialMeta);
+    case 'credential_vault.get_credential':
+      return credentialMeta(await (await sandbox(a)).credentialVault.getCredential(req(a, 'name')));
+    case 'credential_vault.list_bindings':
+      return (await (await sandbox(a)).credentialVault.listBindings()).map(bindingMeta);
+    case 'credential_vault.get_binding':
+      return bindingMeta(await (await sandbox(a)).credentialVault.getBinding(req(a, 'name')));
+
+    case 'isolation.capabilities': {
+      const c = await (await sandbox(a)).isolation.capabilities();
+      return isoModel(c, ['available', 'isolator', 'version', 'message', 'setpriv_available', 'userns_available', 'commit_supported', 'diff_supported']);
+    }
+    case 'isolation.create': {
+      const fields = Object.fromEntries(Object.entries(a).filter(([k, v]) => k !== 'sandbox' && k !== 'connection' && v !== null));
+      return isoModel((await (await sandbox(a)).isolation.create(fields)).info, SESSION_KEYS);
+    }
+    case 'isolation.list':
+      return (await (await sandbox(a)).isolation.list()).map((x) =>
+        isoModel(x, ['session_id', 'status', 'created_at', 'last_run_at', 'idle_remaining_seconds']));
+    case 'isolation.attach':
+    case 'isolation.get':
+    case 'isolation.delete':
+    case 'isolation.run':
+    case 'isolation.run_background':
+    case 'isolation.run_status':
+    case 'isolation.run_logs': {
+      // A handle from the id alone, as a stateless caller holds one.
+      const session = await (await sandbox(a)).isolation.attach(req(a, 'session_id'));
+      const opts = { envs: a.envs ?? undefined, timeout_seconds: a.timeout_s ?? undefined };
+      switch (op) {
+        case 'isolation.attach':
+          return isoModel(session.info, SESSION_KEYS);
+        case 'isolation.get':
+          return isoModel(await session.get(), STATE_KEYS);
+        case 'isolation.delete':
+          await session.delete();
+          return null;
+        case 'isolation.run': {
+          const { rec, handlers } = recorder(a);
+          return execution(await session.run(req(a, 'code'), opts, handlers), rec);
+        }
+        case 'isolation.run_background':
+          return isoModel(await session.runBackground(req(a, 'code'), opts), ['session_id', 'run_id', 'started_at']);
+        case 'isolation.run_status':
+          return session.runStatus(req(a, 'run_id'));
+        default:
+          return session.runLogs(req(a, 'run_id'), a.cursor ?? 0);
+      }
+    }
+
     case 'commands.run': {
       const s = await sandbox(a);
       const { rec, handlers } = recorder(a);
@@ -510,49 +672,49 @@ async function dispatch(op, a) {
       return null;
 
     case 'files.write_file':
-      await (await sandbox(a)).files.writeFiles([writeEntry(a)]);
+      await (await filesOf(a)).writeFiles([writeEntry(a)]);
       return null;
     case 'files.write_files':
-      await (await sandbox(a)).files.writeFiles(req(a, 'entries').map(writeEntry));
+      await (await filesOf(a)).writeFiles(req(a, 'entries').map(writeEntry));
       return null;
     case 'files.read_file':
-      return { text: await (await sandbox(a)).files.readFile(req(a, 'path'), readOpts(a)) };
+      return { text: await (await filesOf(a)).readFile(req(a, 'path'), readOpts(a)) };
     case 'files.read_bytes': {
-      const b = Buffer.from(await (await sandbox(a)).files.readBytes(req(a, 'path'), readOpts(a)));
+      const b = Buffer.from(await (await filesOf(a)).readBytes(req(a, 'path'), readOpts(a)));
       return { data_b64: b.toString('base64'), size: b.length, sha256: createHash('sha256').update(b).digest('hex') };
     }
     case 'files.read_bytes_stream': {
       const h = createHash('sha256');
       let size = 0;
-      for await (const c of (await sandbox(a)).files.readBytesStream(req(a, 'path'), readOpts(a))) {
+      for await (const c of (await filesOf(a)).readBytesStream(req(a, 'path'), readOpts(a))) {
         h.update(c);
         size += c.length;
       }
       return { size, sha256: h.digest('hex') };
     }
     case 'files.get_file_info': {
-      const r = await (await sandbox(a)).files.getFileInfo(req(a, 'paths'));
+      const r = await (await filesOf(a)).getFileInfo(req(a, 'paths'));
       return Object.fromEntries(Object.entries(r).map(([k, v]) => [k, entry(v)]));
     }
     case 'files.delete_files':
-      await (await sandbox(a)).files.deleteFiles(req(a, 'paths'));
+      await (await filesOf(a)).deleteFiles(req(a, 'paths'));
       return null;
     case 'files.delete_directories':
-      await (await sandbox(a)).files.deleteDirectories(req(a, 'paths'));
+      await (await filesOf(a)).deleteDirectories(req(a, 'paths'));
       return null;
     case 'files.move_files':
-      await (await sandbox(a)).files.moveFiles(req(a, 'entries'));
+      await (await filesOf(a)).moveFiles(req(a, 'entries'));
       return null;
     case 'files.set_permissions':
-      await (await sandbox(a)).files.setPermissions(req(a, 'entries'));
+      await (await filesOf(a)).setPermissions(req(a, 'entries'));
       return null;
     case 'files.create_directories':
-      await (await sandbox(a)).files.createDirectories(req(a, 'entries'));
+      await (await filesOf(a)).createDirectories(req(a, 'entries'));
       return null;
     case 'files.replace_contents':
     case 'files.replace_contents_detailed': {
       const entries = req(a, 'entries').map((e) => ({ path: e.path, oldContent: e.old_content, newContent: e.new_content }));
-      const f = (await sandbox(a)).files;
+      const f = await filesOf(a);
       if (op === 'files.replace_contents') {
         await f.replaceContents(entries);
         return null;
@@ -560,9 +722,9 @@ async function dispatch(op, a) {
       return (await f.replaceContentsDetailed(entries)).map((r) => ({ path: r.path, replaced_count: r.replacedCount }));
     }
     case 'files.search':
-      return (await (await sandbox(a)).files.search({ path: req(a, 'path'), pattern: a.pattern ?? undefined })).map(entry);
+      return (await (await filesOf(a)).search({ path: req(a, 'path'), pattern: a.pattern ?? undefined })).map(entry);
     case 'files.list_directory':
-      return (await (await sandbox(a)).files.listDirectory({ path: req(a, 'path'), depth: a.depth ?? undefined })).map(entry);
+      return (await (await filesOf(a)).listDirectory({ path: req(a, 'path'), depth: a.depth ?? undefined })).map(entry);
     case 'metrics.watch': {
       const n = req(a, 'count');
       const got = [];

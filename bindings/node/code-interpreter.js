@@ -1,4 +1,4 @@
-import m from './lib/code-interpreter.js';
+import m from './lib/code-interpreter.cjs';
 
 export const { CodeInterpreter, Codes, SupportedLanguages } = m;
 export default m;

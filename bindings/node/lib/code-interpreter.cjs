@@ -1,5 +1,5 @@
 'use strict';
 // The @alibaba-group/opensandbox-code-interpreter surface.
-const m = require('./index.js');
+const m = require('./index.cjs');
 
 module.exports = { CodeInterpreter: m.CodeInterpreter, Codes: m.Codes, SupportedLanguages: m.SupportedLanguages };

@@ -3,7 +3,7 @@
 // the op layer's `pty.*` and `commands.follow_logs` ops. Not in the official npm SDK
 // (0.1.11 has no PTY); method names follow the official Kotlin `Pty` service.
 
-const { call, fromNative } = require('./errors.js');
+const { call, fromNative } = require('./errors.cjs');
 
 /** A failed `end` item of a pulled stream as the official exception. */
 function endError(p = {}) {

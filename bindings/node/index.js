@@ -1,5 +1,7 @@
-// ESM entry: re-exports the CommonJS implementation (one module instance).
-import m from './lib/index.js';
+// The package entry (ESM). The implementation is one CommonJS module (lib/index.cjs, which
+// loads the native addon), re-exported here so that import and require share one
+// instance: a Sandbox made through either is the same class.
+import m from './lib/index.cjs';
 
 export const {
   ConnectionConfig,
@@ -12,6 +14,8 @@ export const {
   ExecdPty,
   PtyConnection,
   ExecutionEventDispatcher,
+  DefaultAdapterFactory,
+  createDefaultAdapterFactory,
   CodeInterpreter,
   Codes,
   SupportedLanguages,
