@@ -306,10 +306,11 @@ async fn serve(mut socket: WebSocket, mut attachment: Attachment, mode: Mode) {
                 let Some(Ok(message)) = message else { break };
                 match message {
                     Message::Binary(data) => {
-                        if data.first() == Some(&CLIENT_STDIN) && data.len() > 1 {
-                            if stdin_tx.send(data.slice(1..)).await.is_err() {
-                                break;
-                            }
+                        if data.first() == Some(&CLIENT_STDIN)
+                            && data.len() > 1
+                            && stdin_tx.send(data.slice(1..)).await.is_err()
+                        {
+                            break;
                         }
                     }
                     Message::Text(t) => {
