@@ -15,7 +15,7 @@ func TestPoolAgainstServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	store := NewInMemoryPoolStateStore()
-	pool, err := NewSandboxPoolBuilder().PoolName("go-it-"+t.Name()).ConnectionConfig(ConnectionConfig{}).
+	pool, err := NewSandboxPoolBuilder().PoolName("go-it-" + t.Name()).ConnectionConfig(ConnectionConfig{}).
 		CreationSpec(PoolCreationSpec{Image: "ubuntu:22.04", Metadata: map[string]string{"suite": "go-pool"}}).
 		StateStore(store).MaxIdle(2).WarmupConcurrency(2).IdleTimeout(10 * time.Minute).
 		ReconcileInterval(200 * time.Millisecond).Build()

@@ -87,7 +87,7 @@ func (f *fakeBackend) set(fn func()) {
 
 func testPool(t *testing.T, f *fakeBackend, configure func(b *SandboxPoolBuilder)) *DefaultSandboxPool {
 	t.Helper()
-	b := NewSandboxPoolBuilder().PoolName("p-"+t.Name()).ConnectionConfig(ConnectionConfig{}).
+	b := NewSandboxPoolBuilder().PoolName("p-" + t.Name()).ConnectionConfig(ConnectionConfig{}).
 		CreationSpec(PoolCreationSpec{Image: "ubuntu:22.04"}).ReconcileInterval(20 * time.Millisecond)
 	if configure != nil {
 		configure(b)
