@@ -242,6 +242,40 @@ namespace OpenSandbox.Tests.Server
         }
 
         [Test]
+        public async Task ArgvRunsWithoutAShell()
+        {
+            var sb = await Sandbox.CreateAsync(new SandboxCreateOptions { Image = "python:3.11" });
+            try
+            {
+                var e = await sb.Commands.RunAsync(new[] { "printf", "%s|", "$HOME", "a b" });
+                Assert.AreEqual(0, e.ExitCode);
+                Assert.AreEqual("$HOME|a b|", string.Concat(e.Logs.Stdout.Select(m => m.Text)).TrimEnd());
+                var types = new List<string>();
+                await ForEachAsync(sb.Commands.RunStreamAsync(new[] { "sh", "-c", "exit 3" }), ev => types.Add(ev.Type));
+                CollectionAssert.Contains(types, ServerStreamEventTypes.Error);
+                Assert.Throws<InvalidArgumentException>(() => sb.Commands.RunAsync(new string[0]).GetAwaiter().GetResult());
+            }
+            finally
+            {
+                await sb.KillAsync();
+                sb.Dispose();
+            }
+        }
+
+        private static async Task ForEachAsync<T>(IAsyncEnumerable<T> items, Action<T> f)
+        {
+            var e = items.GetAsyncEnumerator();
+            try
+            {
+                while (await e.MoveNextAsync()) f(e.Current);
+            }
+            finally
+            {
+                await e.DisposeAsync();
+            }
+        }
+
+        [Test]
         public async Task CredentialVaultCreateReadPatchDelete()
         {
             var sb = await Sandbox.CreateAsync(new SandboxCreateOptions

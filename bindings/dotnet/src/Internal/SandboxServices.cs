@@ -85,9 +85,21 @@ namespace OpenSandbox.Internal
         internal static Dictionary<string, object> RunArgs(string command, RunCommandOptions o)
         {
             Args.Require(command, "command");
+            return RunArgs("command", command, o);
+        }
+
+        internal static Dictionary<string, object> RunArgs(IReadOnlyList<string> argv, RunCommandOptions o)
+        {
+            if (argv == null || argv.Count == 0 || string.IsNullOrEmpty(argv[0])) throw new InvalidArgumentException("argv must name an executable");
+            foreach (var x in argv) if (x == null) throw new InvalidArgumentException("argv must not contain null");
+            return RunArgs("argv", Args.List(argv), o);
+        }
+
+        private static Dictionary<string, object> RunArgs(string key, object what, RunCommandOptions o)
+        {
             o = o ?? new RunCommandOptions();
             return Args.Of(
-                "command", command,
+                key, what,
                 "background", o.Background,
                 "working_directory", o.WorkingDirectory,
                 "timeout_ms", o.TimeoutSeconds.HasValue ? (object)((long)o.TimeoutSeconds.Value * 1000) : null,
@@ -105,6 +117,17 @@ namespace OpenSandbox.Internal
         public async Task<Execution> RunAsync(string command, RunCommandOptions options = null, ExecutionHandlers handlers = null, CancellationToken cancellationToken = default(CancellationToken))
         {
             return await EventFolder.RunAsync(_core, "commands.start", RunArgs(command, options), handlers, cancellationToken).ConfigureAwait(false);
+        }
+
+        public IAsyncEnumerable<ServerStreamEvent> RunStreamAsync(IReadOnlyList<string> argv, RunCommandOptions options = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var args = RunArgs(argv, options);
+            return new BatchEnumerable<ServerStreamEvent>(_core, "commands.start", args, EventFolder.ToServerEvent, cancellationToken);
+        }
+
+        public Task<Execution> RunAsync(IReadOnlyList<string> argv, RunCommandOptions options = null, ExecutionHandlers handlers = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return EventFolder.RunAsync(_core, "commands.start", RunArgs(argv, options), handlers, cancellationToken);
         }
 
         public Task InterruptAsync(string executionId, CancellationToken cancellationToken = default(CancellationToken))
