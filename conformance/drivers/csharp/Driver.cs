@@ -624,13 +624,17 @@ namespace OpenSandbox.Conformance
                     var opts = CommandOptions(a);
                     // Without handlers the SDK folds the run itself (RunAsync without handlers).
                     var useHandlers = a.Bool("handlers") || a.Bool("digest");
+                    var argv = a.StrList("argv");
+                    if (argv != null) return await Finish(sb.Commands.RunAsync(argv, opts, rec.HandlersIf(useHandlers)), rec).ConfigureAwait(false);
                     return await Finish(sb.Commands.RunAsync(a.Str("command"), opts, rec.HandlersIf(useHandlers)), rec).ConfigureAwait(false);
                 }
                 case "commands.start":
                 {
                     var rec = new Recorder(a.Bool("handlers"), false) { Skip = a.Bool("skip_accumulation") };
-                    var cmd = a.Str("command");
                     var opts = CommandOptions(a);
+                    var argv = a.StrList("argv");
+                    if (argv != null) return await Start(rec, (h, ct) => sb.Commands.RunAsync(argv, opts, h, ct)).ConfigureAwait(false);
+                    var cmd = a.Str("command");
                     return await Start(rec, (h, ct) => sb.Commands.RunAsync(cmd, opts, h, ct)).ConfigureAwait(false);
                 }
                 case "commands.interrupt": await sb.Commands.InterruptAsync(a.Str("id")).ConfigureAwait(false); return null;
