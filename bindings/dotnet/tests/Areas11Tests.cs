@@ -126,6 +126,7 @@ namespace OpenSandbox.Tests
             Assert.Throws<InvalidArgumentException>(() => create(new SandboxCreateOptions { Image = "x", Volumes = new[] { new Volume { Name = "v", MountPath = "/m", Host = new Host { Path = "/a" }, Pvc = new PVC { ClaimName = "c" } } } }).GetAwaiter().GetResult());
             Assert.Throws<InvalidArgumentException>(() => create(new SandboxCreateOptions { Image = "x", Lifecycle = new SandboxLifecycle { PreStart = new LifecycleHook { Command = new string[0] } } }).GetAwaiter().GetResult());
             Assert.Throws<InvalidArgumentException>(() => create(new SandboxCreateOptions { Image = "x", Lifecycle = new SandboxLifecycle { Periodic = new[] { new PeriodicLifecycleHook { Name = "n", Command = new[] { "true" } } } } }).GetAwaiter().GetResult());
+            Assert.Throws<InvalidArgumentException>(() => create(new SandboxCreateOptions { Image = "x", Lifecycle = new SandboxLifecycle { PreStart = new LifecycleHook { Command = new[] { "true" }, TimeoutSeconds = 0 } } }).GetAwaiter().GetResult());
             Assert.Throws<InvalidArgumentException>(() => create(new SandboxCreateOptions { SnapshotId = "s", Entrypoint = new[] { "x" } }).GetAwaiter().GetResult());
             // A Windows drive path is absolute too: the request goes out (and fails to connect).
             Assert.Throws<SandboxInternalException>(() => create(new SandboxCreateOptions { Image = "x", Volumes = new[] { new Volume { Name = "v", MountPath = "/m", Host = new Host { Path = "C:\\data" } } } }).GetAwaiter().GetResult());
@@ -145,6 +146,37 @@ namespace OpenSandbox.Tests
         }
 
         [Test]
+        public void OpResultsMapToTheModels()
+        {
+            var st = IsolatedSessionState.FromJson(Json.Parse("{\"status\":\"active\",\"created_at\":\"2026-12-03T10:00:00+00:00\",\"last_run_at\":null,\"idle_remaining_seconds\":42,\"profile\":\"strict\",\"share_net\":true}"));
+            Assert.AreEqual("active", st.Status);
+            Assert.AreEqual(new DateTimeOffset(2026, 12, 3, 10, 0, 0, TimeSpan.Zero), st.CreatedAt);
+            Assert.IsNull(st.LastRunAt);
+            Assert.AreEqual(42, st.IdleRemainingSeconds);
+            Assert.AreEqual("strict", st.Params["profile"]);
+            Assert.AreEqual(true, st.Params["share_net"]);
+            Assert.IsFalse(st.Params.ContainsKey("status"));
+            var caps = IsolatedCapabilities.FromJson(Json.Parse("{\"available\":true,\"isolator\":\"bwrap\",\"commit_supported\":false,\"setpriv_available\":true}"));
+            Assert.IsTrue(caps.Available);
+            Assert.AreEqual("bwrap", caps.Isolator);
+            Assert.AreEqual(true, caps.SetprivAvailable);
+            Assert.IsNull(caps.UsernsAvailable);
+            var run = IsolatedRunStatus.FromJson(Json.Parse("{\"session_id\":\"s\",\"run_id\":\"r\",\"running\":false,\"exit_code\":3,\"error\":null}"));
+            Assert.AreEqual("r", run.RunId);
+            Assert.AreEqual(3, run.ExitCode);
+            var vault = CredentialVaultState.FromJson(Json.Parse("{\"revision\":2,\"credentials\":[{\"name\":\"gh\",\"source_type\":\"inline\",\"revision\":1}],\"bindings\":[{\"name\":\"api\",\"revision\":2,\"match\":{\"hosts\":[\"a.example.com\"],\"schemes\":[\"https\"]},\"auth\":{\"type\":\"apiKey\",\"name\":\"X-Api-Key\"}}]}"));
+            Assert.AreEqual(2, vault.Revision);
+            Assert.AreEqual("inline", vault.Credentials[0].SourceType);
+            Assert.AreEqual("X-Api-Key", vault.Bindings[0].Auth.Name);
+            CollectionAssert.AreEqual(new[] { "a.example.com" }, vault.Bindings[0].Match.Hosts);
+            var tpl = TemplateInfo.FromJson(Json.Parse("{\"template_id\":\"tpl_1\",\"format\":\"overlaybd\",\"status\":{\"phase\":\"Failed\",\"message\":\"boom\"},\"readiness\":{\"probe\":\"cmd://true\",\"warmup_seconds\":5},\"created_at\":\"2026-12-03T10:00:00Z\"}"));
+            Assert.AreEqual(TemplatePhases.Failed, tpl.Status.Phase);
+            Assert.AreEqual("boom", tpl.Status.Message);
+            Assert.AreEqual(5, tpl.Readiness.WarmupSeconds);
+            Assert.AreEqual(new DateTime(2026, 12, 3, 10, 0, 0, DateTimeKind.Utc), tpl.CreatedAt.ToUniversalTime());
+        }
+
+        [Test]
         public void IdentityIdsAreCheckedAndScopeEveryFileOp()
         {
             var files = new FilesService(new SandboxCore(0));
@@ -153,6 +185,33 @@ namespace OpenSandbox.Tests
             var iso = new FilesService(new SandboxCore(0), "isolated_session", "s1");
             Assert.Throws<InvalidArgumentException>(() => iso.WithIdentity(1, 1));
             Assert.IsInstanceOf<IIdentitySandboxFiles>(files);
+
+            // Every op of a scoped file API carries its scope (handle 0 is unknown: each call fails after the trace).
+            var seen = new List<KeyValuePair<string, object>>();
+            Bridge.OpTrace = (op, json) => { lock (seen) seen.Add(new KeyValuePair<string, object>(op, Json.Parse(json))); };
+            try
+            {
+                var user = files.WithIdentity(1000, 4294967294);
+                Action<Func<Task>> fails = f => Assert.Catch<SandboxException>(() => f().GetAwaiter().GetResult());
+                fails(() => user.ReadFileAsync("/a"));
+                fails(() => user.WriteFilesAsync(new[] { new WriteEntry { Path = "/a", Data = "x" } }));
+                fails(() => user.WriteFilesAsync(new[] { new WriteEntry { Path = "/a", Data = new System.IO.MemoryStream(new byte[3]) } }));
+                fails(() => user.ListDirectoryAsync("/"));
+                fails(async () => { var e = user.ReadBytesStreamAsync("/a").GetAsyncEnumerator(); try { await e.MoveNextAsync(); } finally { await e.DisposeAsync(); } });
+                fails(() => iso.DeleteFilesAsync(new[] { "/a" }));
+            }
+            finally
+            {
+                Bridge.OpTrace = null;
+            }
+            CollectionAssert.AreEqual(new[] { "files.read_file", "files.write_files", "upload.open", "files.list_directory", "download.open", "files.delete_files" }, seen.Select(kv => kv.Key).ToArray());
+            foreach (var kv in seen.Take(5))
+            {
+                Assert.AreEqual(1000L, Json.Long(Json.Get(kv.Value, "identity"), "uid"), kv.Key);
+                Assert.AreEqual(4294967294L, Json.Long(Json.Get(kv.Value, "identity"), "gid"), kv.Key);
+            }
+            Assert.AreEqual("s1", Json.Str(seen[5].Value, "isolated_session"));
+            CollectionAssert.IsEmpty(seen.SelectMany(kv => Manifest.Check(kv.Key, Json.Write(kv.Value))).ToList());
         }
     }
 }

@@ -34,6 +34,8 @@ namespace OpenSandbox.Models
             {
                 if (PreStart.Command == null || PreStart.Command.Count == 0)
                     throw new Core.InvalidArgumentException("Lifecycle.PreStart.Command must not be empty");
+                if (PreStart.TimeoutSeconds.HasValue && PreStart.TimeoutSeconds.Value <= 0)
+                    throw new Core.InvalidArgumentException("Lifecycle.PreStart.TimeoutSeconds must be positive");
                 o["pre_start"] = Args.Of("command", Args.List(PreStart.Command), "timeout_seconds", (object)PreStart.TimeoutSeconds);
             }
             if (Periodic != null)
@@ -43,6 +45,8 @@ namespace OpenSandbox.Models
                 {
                     if (p == null || string.IsNullOrEmpty(p.Name) || string.IsNullOrEmpty(p.Schedule) || p.Command == null || p.Command.Count == 0)
                         throw new Core.InvalidArgumentException("every periodic lifecycle hook needs Name, Schedule and a non-empty Command");
+                    if (p.TimeoutSeconds.HasValue && p.TimeoutSeconds.Value <= 0)
+                        throw new Core.InvalidArgumentException("periodic hook " + p.Name + ": TimeoutSeconds must be positive");
                     l.Add(Args.Of("name", p.Name, "schedule", p.Schedule, "command", Args.List(p.Command), "timeout_seconds", (object)p.TimeoutSeconds));
                 }
                 o["periodic"] = l;
