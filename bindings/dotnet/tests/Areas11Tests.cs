@@ -146,6 +146,28 @@ namespace OpenSandbox.Tests
         }
 
         [Test]
+        public void ClientIpPrefersRealPrivateInterfacesAndYieldsToTheCaller()
+        {
+            Func<string, string[], KeyValuePair<string, List<string>>> nic = (n, ips) => new KeyValuePair<string, List<string>>(n, ips.ToList());
+            Assert.AreEqual("10.0.0.5", ClientIp.Select(new[] { nic("docker0", new[] { "172.17.0.1" }), nic("wlan0", new[] { "192.168.1.9" }), nic("eth1", new[] { "8.8.4.4", "10.0.0.5" }) }));
+            Assert.AreEqual("192.168.1.9", ClientIp.Select(new[] { nic("tun0", new[] { "10.8.0.2" }), nic("wlan0", new[] { "169.254.1.1", "192.168.1.9" }) }));
+            Assert.AreEqual("", ClientIp.Select(new[] { nic("veth12", new[] { "10.1.1.1" }), nic("x", new[] { "127.0.0.1", "0.0.0.0", "not-an-ip" }) }));
+            var h = new Dictionary<string, object> { { "open-sandbox-client-ip", "1.2.3.4" } };
+            ClientIp.Apply(h, "10.0.0.5");
+            Assert.AreEqual(1, h.Count);
+            h = new Dictionary<string, object>();
+            ClientIp.Apply(h, "10.0.0.5");
+            Assert.AreEqual("10.0.0.5", h["OPEN-SANDBOX-CLIENT-IP"]);
+            ClientIp.Apply(h = new Dictionary<string, object>(), "");
+            Assert.AreEqual(0, h.Count);
+            // The config's connection carries it (when the host has an address) without changing Headers.
+            var c = new ConnectionConfig(new ConnectionConfigOptions { Domain = "d:1" });
+            var sent = Json.Obj(c.ToSessionConnection()["headers"]);
+            if (ClientIp.Value.Length > 0) Assert.AreEqual(ClientIp.Value, sent[ClientIp.Header]);
+            Assert.IsFalse(c.Headers.ContainsKey(ClientIp.Header));
+        }
+
+        [Test]
         public void OpResultsMapToTheModels()
         {
             var st = IsolatedSessionState.FromJson(Json.Parse("{\"status\":\"active\",\"created_at\":\"2026-12-03T10:00:00+00:00\",\"last_run_at\":null,\"idle_remaining_seconds\":42,\"profile\":\"strict\",\"share_net\":true}"));
