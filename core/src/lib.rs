@@ -34,7 +34,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use execd::{ExecdClient, MetricsStream, WriteData, WriteEntry, DEFAULT_EXECD_PORT};
 pub use execd::{LogChunk, LogFollower};
 pub use execd::{RunControl, TAIL_CURSOR_HEADER};
-pub use lifecycle::SandboxManager;
+pub use lifecycle::{SandboxManager, ORIGIN_HEADER};
 pub use pty::{
     PtyAttachOptions, PtyChannel, PtyConnection, PtyCreateRequest, PtyEvent, PtyMode,
     PtySessionStatus, PtyWriter,

@@ -9,12 +9,15 @@ use reqwest::Method;
 
 use crate::config::ConnectionConfig;
 use crate::error::{Error, Result};
-use crate::http::{Http, Req, Target};
+use crate::http::{decode_json, Http, Req, Target};
 use crate::models::{
     CreateSandboxRequest, DiagnosticContent, Endpoint, MetricsEvent, NetworkPolicy, NetworkRule,
     PagedSandboxInfos, PagedSnapshotInfos, PolicyStatus, RenewResponse, SandboxFilter, SandboxInfo,
     SnapshotFilter, SnapshotInfo,
 };
+
+/// (1.1) Endpoint lookup response header naming what backs the sandbox.
+pub const ORIGIN_HEADER: &str = "OPEN-SANDBOX-ORIGIN";
 
 /// Client of the lifecycle API. Cheap to clone; clones share the connection pool.
 #[derive(Clone, Debug)]
@@ -249,7 +252,14 @@ impl SandboxManager {
         if let Some(e) = expires {
             req = req.query("expires", e);
         }
-        self.http.json(req).await
+        let (headers, body) = self.http.bytes(req).await?;
+        let mut endpoint: Endpoint = decode_json(OP, &headers, &body)?;
+        endpoint.origin = headers
+            .get(ORIGIN_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.trim().to_ascii_lowercase())
+            .filter(|v| !v.is_empty());
+        Ok(endpoint)
     }
 
     /// `POST /sandboxes/{id}/snapshots`.

@@ -15,7 +15,7 @@ use crate::lifecycle::SandboxManager;
 use crate::models::{
     CreateSandboxRequest, CredentialProxyConfig, DiagnosticContent, Endpoint, ImageSpec,
     NetworkPolicy, NetworkRule, PlatformSpec, PolicyStatus, RenewResponse, SandboxInfo,
-    SandboxLifecycle, SandboxMetrics, SnapshotInfo, Volume,
+    SandboxLifecycle, SandboxMetrics, SnapshotInfo, Volume, ORIGIN_TEMPLATE,
 };
 
 /// Default sandbox TTL (official SDKs: 10 minutes).
@@ -320,7 +320,8 @@ impl Sandbox {
             id: Some(info.id.clone()),
         };
         let ready = async {
-            let sandbox = Sandbox::attach(manager.clone(), &info.id).await?;
+            let sandbox =
+                Sandbox::attach(manager.clone(), &info.id, opts.template_id.is_some()).await?;
             if !opts.skip_health_check {
                 sandbox
                     .wait_until_ready(
@@ -361,7 +362,7 @@ impl Sandbox {
         opts: ConnectOptions,
     ) -> Result<Sandbox> {
         let manager = SandboxManager::new(config)?;
-        let sandbox = Sandbox::attach(manager, id).await?;
+        let sandbox = Sandbox::attach(manager, id, false).await?;
         if !opts.skip_health_check {
             sandbox
                 .wait_until_ready(
@@ -385,9 +386,14 @@ impl Sandbox {
         Sandbox::connect(config, id, opts).await
     }
 
-    /// Resolves the execd endpoint and builds the handle (no readiness check).
-    async fn attach(manager: SandboxManager, id: &str) -> Result<Sandbox> {
-        let endpoint = manager.get_endpoint(id, DEFAULT_EXECD_PORT, None).await?;
+    /// Resolves the execd endpoint and builds the handle (no readiness check). A
+    /// sandbox created from a template is template-backed whatever the lookup says
+    /// (protocol.md §2.6: the official SDKs decide the same way).
+    async fn attach(manager: SandboxManager, id: &str, from_template: bool) -> Result<Sandbox> {
+        let mut endpoint = manager.get_endpoint(id, DEFAULT_EXECD_PORT, None).await?;
+        if from_template && endpoint.origin.is_none() {
+            endpoint.origin = Some(ORIGIN_TEMPLATE.to_owned());
+        }
         let execd = ExecdClient::from_http(manager.http().clone(), &endpoint);
         Ok(Sandbox {
             id: id.into(),
@@ -504,6 +510,33 @@ impl Sandbox {
         &self.execd_endpoint
     }
 
+    /// (1.1) What backs the sandbox, from the `OPEN-SANDBOX-ORIGIN` header of its execd
+    /// endpoint lookup (`template`), or `None` when the server did not say.
+    pub fn origin(&self) -> Option<&str> {
+        self.execd_endpoint.origin.as_deref()
+    }
+
+    /// (1.1) A template-backed sandbox has no egress sidecar: its policy lives on the
+    /// lifecycle server (`/sandboxes/{id}/networkpolicy`) and it has no credential vault.
+    pub fn is_template_backed(&self) -> bool {
+        self.origin() == Some(ORIGIN_TEMPLATE)
+    }
+
+    /// The egress sidecar client for the credential vault routes; refused for a
+    /// template-backed sandbox, as the official SDKs refuse it.
+    pub async fn credential_vault(&self) -> Result<&EgressClient> {
+        if self.is_template_backed() {
+            return Err(Error::invalid_argument(
+                "credential_vault",
+                format!(
+                    "sandbox {} is template-backed: it has no egress sidecar, so no credential vault",
+                    self.id
+                ),
+            ));
+        }
+        self.egress().await
+    }
+
     /// The egress sidecar client (endpoint resolved on first use).
     pub async fn egress(&self) -> Result<&EgressClient> {
         self.egress
@@ -582,18 +615,32 @@ impl Sandbox {
         self.manager.get_diagnostic_events(&self.id, scope).await
     }
 
-    /// The egress policy.
+    /// The egress policy (template-backed: through the lifecycle server).
     pub async fn get_egress_policy(&self) -> Result<NetworkPolicy> {
+        if self.is_template_backed() {
+            let status = self.manager.get_network_policy(&self.id).await?;
+            return Ok(status.policy.unwrap_or_default());
+        }
         self.egress().await?.get_network_policy().await
     }
 
-    /// Merges egress rules.
+    /// Merges egress rules (template-backed: through the lifecycle server).
     pub async fn patch_egress_rules(&self, rules: &[NetworkRule]) -> Result<PolicyStatus> {
+        if self.is_template_backed() {
+            return self.manager.patch_network_policy(&self.id, rules).await;
+        }
         self.egress().await?.patch_rules(rules).await
     }
 
-    /// Removes egress rules by target.
+    /// Removes egress rules by target (template-backed: through the lifecycle server).
     pub async fn delete_egress_rules(&self, targets: &[&str]) -> Result<PolicyStatus> {
+        if self.is_template_backed() {
+            let targets: Vec<String> = targets.iter().map(|t| (*t).to_owned()).collect();
+            return self
+                .manager
+                .delete_network_policy_rules(&self.id, &targets)
+                .await;
+        }
         self.egress().await?.delete_rules(targets).await
     }
 }

@@ -10,10 +10,11 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use opensandbox_core::models::NetworkRule;
 use opensandbox_core::models::{ReadOptions, RunCommandOptions};
 use opensandbox_core::{
-    ConnectionConfig, ErrorKind, ExecutionHandlers, OutputMessage, RetryPolicy, RunControl,
-    Sandbox, SandboxCreateOptions, SandboxManager, ServerEvent, WriteData, WriteEntry,
+    ConnectOptions, ConnectionConfig, ErrorKind, ExecutionHandlers, OutputMessage, RetryPolicy,
+    RunControl, Sandbox, SandboxCreateOptions, SandboxManager, ServerEvent, WriteData, WriteEntry,
 };
 use sha2::{Digest, Sha256};
 
@@ -627,4 +628,46 @@ async fn user_agent_and_extra_headers_are_sent() {
     assert_eq!(h["x-team"], "core");
     assert_eq!(h["open-sandbox-api-key"], "stub-key");
     assert_eq!(h["x-request-id"].len(), 32, "generated 32-hex request id");
+}
+
+#[tokio::test]
+async fn template_backed_sandboxes_use_the_lifecycle_network_policy_and_have_no_vault() {
+    let stub = common::start().await;
+    let skip = || ConnectOptions {
+        skip_health_check: true,
+        ..ConnectOptions::default()
+    };
+    let sb = Sandbox::connect(stub.config(), "fsb-1", skip())
+        .await
+        .expect("connect");
+    // The header's value is matched case-insensitively (the stub sends `Template`).
+    assert_eq!(sb.origin(), Some("template"));
+    assert!(sb.is_template_backed());
+
+    let policy = sb.get_egress_policy().await.expect("get policy");
+    assert_eq!(policy.default_action.as_deref(), Some("deny"));
+    assert_eq!(policy.egress.len(), 1);
+    let rule = NetworkRule {
+        action: "allow".into(),
+        target: "example.com".into(),
+    };
+    sb.patch_egress_rules(&[rule]).await.expect("patch");
+    sb.delete_egress_rules(&["example.com"])
+        .await
+        .expect("delete");
+    assert_eq!(stub.state.count("networkpolicy GET"), 1);
+    assert_eq!(stub.state.count("networkpolicy PATCH"), 1);
+    assert_eq!(stub.state.count("networkpolicy DELETE"), 1);
+    // Only the execd endpoint was looked up: no egress sidecar (18080) lookup.
+    assert_eq!(stub.state.count("endpoint"), 1);
+
+    let err = sb.credential_vault().await.expect_err("no vault");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert!(err.to_string().contains("template-backed"), "{err}");
+
+    let plain = Sandbox::connect(stub.config(), "sb-2", skip())
+        .await
+        .expect("connect");
+    assert_eq!(plain.origin(), None);
+    assert!(!plain.is_template_backed());
 }

@@ -125,6 +125,25 @@ async fn a_template_builds_and_backs_sandboxes_with_its_env_and_files() {
     let info = server.sandbox(&sid).await;
     assert_eq!(info["metadata"]["from"], "template");
     assert_eq!(info["entrypoint"][0], "sh");
+    // (1.1) Its endpoint lookups say it is template-backed; a plain sandbox's do not.
+    let origin = |resp: reqwest::Response| {
+        resp.headers()
+            .get("OPEN-SANDBOX-ORIGIN")
+            .map(|v| v.to_str().unwrap().to_string())
+    };
+    let resp = server
+        .get(&format!("/v1/sandboxes/{sid}/endpoints/44772"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(origin(resp), Some("template".to_string()));
+    let plain = server.create_idle(json!({})).await;
+    let resp = server
+        .get(&format!("/v1/sandboxes/{plain}/endpoints/44772"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(origin(resp), None);
 
     // Listing with the metadata filter and pagination.
     let (s, page) = body(

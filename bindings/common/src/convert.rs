@@ -68,7 +68,7 @@ pub fn snapshot(s: &SnapshotInfo) -> Value {
 }
 
 pub fn endpoint(e: &Endpoint) -> Value {
-    json!({"endpoint": e.endpoint, "headers": e.headers})
+    json!({"endpoint": e.endpoint, "headers": e.headers, "origin": e.origin})
 }
 
 pub fn metrics(m: &SandboxMetrics) -> Value {

@@ -274,6 +274,7 @@ mod tests {
             &Endpoint {
                 endpoint: "h:1/sandboxes/s/proxy/44772".into(),
                 headers: Default::default(),
+                origin: None,
             },
         )
         .unwrap_or_else(|e| panic!("{e}"))

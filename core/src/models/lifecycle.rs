@@ -447,7 +447,14 @@ pub struct Endpoint {
     /// Headers that must accompany every request to this endpoint.
     #[serde(default, deserialize_with = "null_default")]
     pub headers: BTreeMap<String, String>,
+    /// (1.1) The `OPEN-SANDBOX-ORIGIN` response header of the lookup (`template` for a
+    /// template-backed sandbox; absent = not known to be one). Not part of the body.
+    #[serde(skip)]
+    pub origin: Option<String>,
 }
+
+/// (1.1) The `OPEN-SANDBOX-ORIGIN` value of a template-backed sandbox.
+pub const ORIGIN_TEMPLATE: &str = "template";
 
 /// Body and response of `POST /sandboxes/{id}/renew-expiration`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

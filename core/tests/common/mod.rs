@@ -191,10 +191,27 @@ async fn endpoint(
 ) -> Response {
     st.hit("endpoint");
     let addr = st.addr.lock().expect("lock").expect("addr");
-    Json(json!({
+    let body = Json(json!({
         "endpoint": format!("{addr}/sandboxes/{id}/proxy/{port}"),
         "headers": {TOKEN_HEADER: TOKEN, "x-proxy-flag": q.get("use_server_proxy").cloned().unwrap_or_default()}
-    }))
+    }));
+    // As upstream: `fsb-*` sandboxes are template-backed (protocol.md §2.6).
+    if id.starts_with("fsb-") {
+        return ([("OPEN-SANDBOX-ORIGIN", "Template")], body).into_response();
+    }
+    body.into_response()
+}
+
+/// `/v1/sandboxes/{id}/networkpolicy` (GET/PATCH/DELETE): counts each method and
+/// answers a fixed policy.
+async fn network_policy(
+    State(st): State<Arc<StubState>>,
+    method: axum::http::Method,
+    Path(_id): Path<String>,
+) -> Response {
+    st.hit(&format!("networkpolicy {method}"));
+    Json(json!({"status": "ok", "mode": "enforcing",
+                "policy": {"defaultAction": "deny", "egress": [{"action": "allow", "target": "pypi.org"}]}}))
     .into_response()
 }
 
@@ -657,6 +674,12 @@ pub async fn start() -> Stub {
         .route("/v1/sandboxes", post(create))
         .route("/v1/sandboxes/{id}", get(get_sandbox).delete(kill))
         .route("/v1/sandboxes/{id}/endpoints/{port}", get(endpoint))
+        .route(
+            "/v1/sandboxes/{id}/networkpolicy",
+            get(network_policy)
+                .patch(network_policy)
+                .delete(network_policy),
+        )
         .nest("/sandboxes/{id}/proxy/44772", execd)
         .route("/unused", delete(|| async { StatusCode::OK }))
         .layer(axum::extract::DefaultBodyLimit::disable())

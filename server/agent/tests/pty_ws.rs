@@ -24,6 +24,7 @@ fn client(agent: &Agent) -> ExecdClient {
     let endpoint = Endpoint {
         endpoint: agent.base.trim_start_matches("http://").to_string(),
         headers: BTreeMap::new(),
+        origin: None,
     };
     ExecdClient::new(ConnectionConfig::new(), &endpoint).unwrap()
 }

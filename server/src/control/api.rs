@@ -24,6 +24,10 @@ pub const EXECD_PORT: u16 = 44772;
 pub const EGRESS_PORT: u16 = 18080;
 pub const EXECD_TOKEN_HEADER: &str = "X-EXECD-ACCESS-TOKEN";
 pub const EGRESS_TOKEN_HEADER: &str = "OPENSANDBOX-EGRESS-AUTH";
+/// (1.1) Endpoint response header naming what backs a sandbox (protocol.md §2.6): SDKs
+/// send a template-backed sandbox's egress calls to `/sandboxes/{id}/networkpolicy`
+/// instead of an egress sidecar, and refuse its credential vault.
+pub const ORIGIN_HEADER: &str = "OPEN-SANDBOX-ORIGIN";
 const MAX_PAGE_SIZE: u64 = 200;
 
 type Shared = State<Arc<Control>>;
@@ -203,7 +207,7 @@ pub async fn get_endpoint(
     ApiPath((id, port)): ApiPath<(String, String)>,
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
-) -> ApiResult<Json<Endpoint>> {
+) -> ApiResult<Response> {
     let port: u16 = port
         .parse()
         .ok()
@@ -249,10 +253,14 @@ pub async fn get_endpoint(
             control.execd_token(&record.id),
         );
     }
-    Ok(Json(Endpoint {
+    let body = Json(Endpoint {
         endpoint: format!("{host}/sandboxes/{id}/proxy/{port}"),
         headers: out,
-    }))
+    });
+    if record.template_id.is_some() {
+        return Ok(([(ORIGIN_HEADER, "template")], body).into_response());
+    }
+    Ok(body.into_response())
 }
 
 pub async fn create_snapshot(

@@ -51,6 +51,7 @@ fn endpoint(op: &str, key: &str, e: EndpointArgs) -> Result<Endpoint, OpError> {
     Ok(Endpoint {
         endpoint: e.endpoint,
         headers: e.headers,
+        origin: None,
     })
 }
 

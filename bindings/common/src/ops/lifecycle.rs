@@ -172,7 +172,7 @@ fn connect_options(
 
 fn opened(s: &Session, sandbox: &Sandbox, is_base: bool) -> Value {
     let handle = s.keep(sandbox, is_base);
-    json!({"id": sandbox.id(), "handle": handle})
+    json!({"id": sandbox.id(), "handle": handle, "origin": sandbox.origin()})
 }
 
 fn renewed(r: &opensandbox_core::models::RenewResponse) -> Value {

@@ -243,7 +243,7 @@ pub async fn create(s: &Session, a: CreateVaultArgs) -> OpResult {
     let credentials: Vec<Credential> = a.credentials.into_iter().map(credential).collect();
     let bindings: Vec<CredentialBinding> = a.bindings.into_iter().map(binding).collect();
     let state = sb
-        .egress()
+        .credential_vault()
         .await?
         .create_credential_vault(&credentials, &bindings)
         .await?;
@@ -254,7 +254,7 @@ pub async fn create(s: &Session, a: CreateVaultArgs) -> OpResult {
 pub async fn get(s: &Session, a: SandboxArgs) -> OpResult {
     let sb = s.sandbox("credential_vault.get", &a).await?;
     Ok(vault_state(
-        &sb.egress().await?.get_credential_vault().await?,
+        &sb.credential_vault().await?.get_credential_vault().await?,
     ))
 }
 
@@ -274,21 +274,31 @@ pub async fn patch(s: &Session, a: PatchVaultArgs) -> OpResult {
         bindings: a.bindings.map(|m| mutation(m, binding)),
     };
     Ok(vault_state(
-        &sb.egress().await?.patch_credential_vault(&patch).await?,
+        &sb.credential_vault()
+            .await?
+            .patch_credential_vault(&patch)
+            .await?,
     ))
 }
 
 /// `credential_vault.delete` → null.
 pub async fn delete(s: &Session, a: SandboxArgs) -> OpResult {
     let sb = s.sandbox("credential_vault.delete", &a).await?;
-    sb.egress().await?.delete_credential_vault().await?;
+    sb.credential_vault()
+        .await?
+        .delete_credential_vault()
+        .await?;
     Ok(Value::Null)
 }
 
 /// `credential_vault.list_credentials` → `[CredentialMetadata]`.
 pub async fn list_credentials(s: &Session, a: SandboxArgs) -> OpResult {
     let sb = s.sandbox("credential_vault.list_credentials", &a).await?;
-    let list = sb.egress().await?.list_vault_credentials().await?;
+    let list = sb
+        .credential_vault()
+        .await?
+        .list_vault_credentials()
+        .await?;
     Ok(Value::Array(list.iter().map(credential_meta).collect()))
 }
 
@@ -296,14 +306,17 @@ pub async fn list_credentials(s: &Session, a: SandboxArgs) -> OpResult {
 pub async fn get_credential(s: &Session, a: VaultItemArgs) -> OpResult {
     let sb = s.sandbox("credential_vault.get_credential", &a).await?;
     Ok(credential_meta(
-        &sb.egress().await?.get_vault_credential(&a.name).await?,
+        &sb.credential_vault()
+            .await?
+            .get_vault_credential(&a.name)
+            .await?,
     ))
 }
 
 /// `credential_vault.list_bindings` → `[CredentialBindingMetadata]`.
 pub async fn list_bindings(s: &Session, a: SandboxArgs) -> OpResult {
     let sb = s.sandbox("credential_vault.list_bindings", &a).await?;
-    let list = sb.egress().await?.list_vault_bindings().await?;
+    let list = sb.credential_vault().await?.list_vault_bindings().await?;
     Ok(Value::Array(list.iter().map(binding_meta).collect()))
 }
 
@@ -311,7 +324,10 @@ pub async fn list_bindings(s: &Session, a: SandboxArgs) -> OpResult {
 pub async fn get_binding(s: &Session, a: VaultItemArgs) -> OpResult {
     let sb = s.sandbox("credential_vault.get_binding", &a).await?;
     Ok(binding_meta(
-        &sb.egress().await?.get_vault_binding(&a.name).await?,
+        &sb.credential_vault()
+            .await?
+            .get_vault_binding(&a.name)
+            .await?,
     ))
 }
 
