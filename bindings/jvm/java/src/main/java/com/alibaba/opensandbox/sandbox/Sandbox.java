@@ -148,7 +148,7 @@ public final class Sandbox implements AutoCloseable {
         if (uid < 0 || gid < 0 || uid > 0xFFFFFFFFL || gid > 0xFFFFFFFFL) {
             throw new InvalidArgumentException("uid and gid must be in 0..4294967295, got " + uid + ":" + gid);
         }
-        return new Filesystem(handle, Map.of("identity", Json.obj("uid", uid, "gid", gid)));
+        return new Filesystem(handle, Json.obj("identity", Json.obj("uid", uid, "gid", gid)));
     }
 
     /** Interactive PTY sessions and live background logs (extension over the official SDK). */

@@ -25,7 +25,7 @@ public final class IsolationSession {
     IsolationSession(long handle, IsolatedSessionInfo info) {
         this.handle = handle;
         this.info = info;
-        this.files = new Filesystem(handle, Map.of("isolated_session", info.getSessionId()));
+        this.files = new Filesystem(handle, Json.obj("isolated_session", info.getSessionId()));
     }
 
     public String getSessionId() {
