@@ -1,0 +1,162 @@
+package com.alibaba.opensandbox.sandbox;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.alibaba.opensandbox.sandbox.domain.exceptions.InvalidArgumentException;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolEmptyException;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolNotRunningException;
+import com.alibaba.opensandbox.sandbox.domain.pool.AcquirePolicy;
+import com.alibaba.opensandbox.sandbox.domain.pool.PoolCreationSpec;
+import com.alibaba.opensandbox.sandbox.domain.pool.PoolLifecycleState;
+import com.alibaba.opensandbox.sandbox.domain.pool.PoolSnapshot;
+import com.alibaba.opensandbox.sandbox.domain.pool.PoolState;
+import com.alibaba.opensandbox.sandbox.domain.pool.TakeIdleResult;
+import com.alibaba.opensandbox.sandbox.infrastructure.pool.InMemoryPoolStateStore;
+import com.alibaba.opensandbox.sandbox.pool.SandboxPool;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+
+/** The sandbox pool: the in-memory store's contract (no server), then the pool against the server. */
+class PoolTest {
+
+    @Test
+    void inMemoryStoreHandsEachIdOnceOldestFirst() {
+        InMemoryPoolStateStore s = new InMemoryPoolStateStore();
+        s.putIdle("p", "a");
+        s.putIdle("p", "b");
+        s.putIdle("p", "a"); // idempotent
+        s.putIdle("q", "c"); // another namespace
+        assertEquals(2, s.snapshotCounters("p").getIdleCount());
+        assertEquals("a", s.tryTakeIdle("p"));
+        s.removeIdle("p", "b");
+        s.removeIdle("p", "b");
+        assertNull(s.tryTakeIdle("p"));
+        assertEquals("c", s.tryTakeIdle("q"));
+        assertThrows(InvalidArgumentException.class, () -> s.putIdle(" ", "x"));
+        assertThrows(InvalidArgumentException.class, () -> s.putIdle("p", ""));
+        assertNull(s.getMaxIdle("p"));
+        s.setMaxIdle("p", 4);
+        assertEquals(4, s.getMaxIdle("p"));
+        assertThrows(InvalidArgumentException.class, () -> s.setMaxIdle("p", -1));
+    }
+
+    @Test
+    void inMemoryStoreExpiresAndSkipsNearExpiryEntries() throws Exception {
+        InMemoryPoolStateStore s = new InMemoryPoolStateStore();
+        s.setIdleEntryTtl("p", Duration.ofSeconds(10));
+        s.putIdle("p", "short");
+        s.setIdleEntryTtl("p", Duration.ofHours(1));
+        s.putIdle("p", "long");
+        // "short" has ~10 s left: under a 1 min minimum it is skipped and reported alive.
+        TakeIdleResult r = s.tryTakeIdle("p", Duration.ofMinutes(1));
+        assertEquals("long", r.getSandboxId());
+        assertEquals(List.of("short"), r.getDiscardedAliveSandboxIds());
+        s.putIdle("p", "x");
+        assertEquals(List.of("x"), s.reapExpiredIdle("p", Instant.now(), Duration.ofHours(2)));
+        assertEquals(0, s.snapshotIdleEntries("p").size());
+        s.setIdleEntryTtl("p", Duration.ofMillis(1));
+        s.putIdle("p", "gone");
+        Thread.sleep(5);
+        // Already expired: dropped silently, not reported.
+        assertEquals(List.of(), s.reapExpiredIdle("p", Instant.now(), Duration.ZERO));
+        assertThrows(InvalidArgumentException.class, () -> s.setIdleEntryTtl("p", Duration.ZERO));
+    }
+
+    @Test
+    void inMemoryPrimaryLockHasOneOwner() {
+        InMemoryPoolStateStore s = new InMemoryPoolStateStore();
+        Duration ttl = Duration.ofSeconds(30);
+        assertFalse(s.renewPrimaryLock("p", "a", ttl)); // nothing to renew
+        assertTrue(s.tryAcquirePrimaryLock("p", "a", ttl));
+        assertTrue(s.tryAcquirePrimaryLock("p", "a", ttl));
+        assertFalse(s.tryAcquirePrimaryLock("p", "b", ttl));
+        assertFalse(s.renewPrimaryLock("p", "b", ttl));
+        assertTrue(s.renewPrimaryLock("p", "a", ttl));
+        s.releasePrimaryLock("p", "b"); // not the owner: no effect
+        assertFalse(s.tryAcquirePrimaryLock("p", "b", ttl));
+        s.releasePrimaryLock("p", "a");
+        assertTrue(s.tryAcquirePrimaryLock("p", "b", ttl));
+        assertThrows(InvalidArgumentException.class, () -> s.tryAcquirePrimaryLock("p", "c", Duration.ZERO));
+    }
+
+    @Test
+    void poolBuilderChecksItsInput() {
+        PoolCreationSpec spec = PoolCreationSpec.builder().image("python:3.11").build();
+        assertEquals(List.of("tail", "-f", "/dev/null"), spec.getEntrypoint());
+        assertThrows(InvalidArgumentException.class, () -> PoolCreationSpec.builder().build());
+        assertThrows(InvalidArgumentException.class, () -> SandboxPool.builder().poolName(" "));
+        assertThrows(InvalidArgumentException.class, () -> SandboxPool.builder().maxIdle(-1));
+        assertThrows(InvalidArgumentException.class, () -> SandboxPool.builder().poolName("p").maxIdle(1).build());
+        SandboxPool pool = SandboxPool.builder().poolName("p").maxIdle(1).stateStore(new InMemoryPoolStateStore())
+                .creationSpec(spec).build();
+        assertThrows(PoolNotRunningException.class, pool::acquire);
+        PoolSnapshot snap = pool.snapshot();
+        assertEquals(PoolState.STOPPED, snap.getState());
+        assertEquals(PoolLifecycleState.NOT_STARTED, snap.getLifecycleState());
+        pool.shutdown(true); // not started: a no-op
+    }
+
+    @Test
+    @EnabledIfEnvironmentVariable(named = "OPEN_SANDBOX_DOMAIN", matches = ".+")
+    void poolWarmsAcquiresAndFallsBack() throws Exception {
+        InMemoryPoolStateStore store = new InMemoryPoolStateStore();
+        String name = "jvm-" + UUID.randomUUID();
+        SandboxPool pool = SandboxPool.builder().poolName(name).maxIdle(1).stateStore(store)
+                .creationSpec(PoolCreationSpec.builder().image("python:3.11").metadata("pool", name).build())
+                .reconcileInterval(Duration.ofMillis(100))
+                .warmupSandboxPreparer(sb -> sb.files().writeFile("/tmp/prepared-" + name, "yes"))
+                .build();
+        pool.start();
+        try {
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (pool.snapshot().getIdleCount() < 1) {
+                assertTrue(System.nanoTime() < deadline, "no warm sandbox: " + pool.snapshot());
+                Thread.sleep(50);
+            }
+            String warmId = pool.snapshotIdleEntries().get(0).getSandboxId();
+            // A stale id in front of it is skipped (removed, and the next candidate used).
+            store.removeIdle(name, warmId);
+            store.putIdle(name, "no-such-sandbox");
+            store.putIdle(name, warmId);
+            Sandbox sb = pool.acquire(Duration.ofMinutes(5), AcquirePolicy.FAIL_FAST);
+            try {
+                assertEquals(warmId, sb.getId());
+                assertEquals("yes", sb.files().readFile("/tmp/prepared-" + name));
+                assertEquals(PoolState.HEALTHY, pool.snapshot().getState());
+            } finally {
+                sb.kill();
+                sb.close();
+            }
+            pool.resize(0);
+            assertTrue(pool.releaseAllIdle() >= 0);
+            while (pool.snapshot().getIdleCount() > 0) {
+                assertTrue(pool.releaseAllIdle() >= 0);
+                Thread.sleep(50);
+            }
+            assertThrows(PoolEmptyException.class, () -> pool.acquire(null, AcquirePolicy.FAIL_FAST));
+            Sandbox direct = pool.acquire(); // DIRECT_CREATE
+            try {
+                assertNotEquals(warmId, direct.getId());
+                assertEquals(0, direct.commands().run("true").getExitCode());
+            } finally {
+                direct.kill();
+                direct.close();
+            }
+        } finally {
+            pool.shutdown(true);
+        }
+        assertEquals(PoolLifecycleState.STOPPED, pool.snapshot().getLifecycleState());
+        assertThrows(PoolNotRunningException.class, pool::acquire);
+        // The lock was released: another owner can lead now.
+        assertTrue(store.tryAcquirePrimaryLock(name, "other", Duration.ofSeconds(5)));
+    }
+}
