@@ -19,7 +19,7 @@ import java.util.function.Consumer;
  */
 public final class PoolCreationSpec {
     public static final List<String> DEFAULT_ENTRYPOINT = List.of("tail", "-f", "/dev/null");
-    public static final Map<String, String> DEFAULT_RESOURCE = Map.of("cpu", "1", "memory", "2Gi");
+    public static final Map<String, String> DEFAULT_RESOURCE = Map.ofEntries(Map.entry("cpu", "1"), Map.entry("memory", "2Gi"));
 
     private final SandboxImageSpec imageSpec;
     private final List<String> entrypoint;
