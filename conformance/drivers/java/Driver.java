@@ -1174,7 +1174,7 @@ public final class Driver {
             case "isolation.run_status":
                 return s.getRunStatus(req(a, "run_id")).toJson();
             case "isolation.run_logs":
-                return s.getRunLogs(req(a, "run_id"), lng(a, "cursor"));
+                return s.getRunLogs(req(a, "run_id"), lng(a, "cursor")).toJson();
             default:
                 throw new DriverError("unsupported_op", "the java driver does not implement " + op);
         }

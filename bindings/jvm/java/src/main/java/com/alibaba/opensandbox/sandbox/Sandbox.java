@@ -145,8 +145,9 @@ public final class Sandbox implements AutoCloseable {
      * routes): files are created as that user and permissions are checked as that user (403 when denied).
      */
     public Filesystem filesWithIdentity(long uid, long gid) {
-        if (uid < 0 || gid < 0 || uid > 0xFFFFFFFFL || gid > 0xFFFFFFFFL) {
-            throw new InvalidArgumentException("uid and gid must be in 0..4294967295, got " + uid + ":" + gid);
+        // 4294967295 is (uid_t) -1, "no change" to the kernel: never an identity.
+        if (uid < 0 || gid < 0 || uid > 4294967294L || gid > 4294967294L) {
+            throw new InvalidArgumentException("uid and gid must be in 0..4294967294, got " + uid + ":" + gid);
         }
         return new Filesystem(handle, Json.obj("identity", Json.obj("uid", uid, "gid", gid)));
     }

@@ -140,6 +140,8 @@ class Areas11ServerTest {
             assertInstanceOf(List.class, sb.isolation().list());
             assertThrows(com.alibaba.opensandbox.sandbox.domain.exceptions.InvalidArgumentException.class,
                     () -> sb.filesWithIdentity(-1, 0));
+            assertThrows(com.alibaba.opensandbox.sandbox.domain.exceptions.InvalidArgumentException.class,
+                    () -> sb.filesWithIdentity(0, 4294967295L));
         } finally {
             sb.kill();
             sb.close();

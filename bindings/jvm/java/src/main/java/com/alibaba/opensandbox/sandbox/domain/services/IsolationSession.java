@@ -4,6 +4,7 @@ package com.alibaba.opensandbox.sandbox.domain.services;
 import com.alibaba.opensandbox.sandbox.domain.models.execd.executions.Execution;
 import com.alibaba.opensandbox.sandbox.domain.models.execd.executions.ExecutionHandlers;
 import com.alibaba.opensandbox.sandbox.domain.models.execd.isolated.IsolatedBackgroundRun;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.isolated.IsolatedRunLogs;
 import com.alibaba.opensandbox.sandbox.domain.models.execd.isolated.IsolatedRunRequest;
 import com.alibaba.opensandbox.sandbox.domain.models.execd.isolated.IsolatedRunStatus;
 import com.alibaba.opensandbox.sandbox.domain.models.execd.isolated.IsolatedSessionInfo;
@@ -78,9 +79,9 @@ public final class IsolationSession {
         return IsolatedRunStatus.fromJson(NativeBridge.invoke("isolation.run_status", args("run_id", runId)));
     }
 
-    /** Output of a background run from byte offset {@code cursor}: {@code text} and the next {@code cursor}. */
-    public Map<?, ?> getRunLogs(String runId, Long cursor) {
-        return (Map<?, ?>) NativeBridge.invoke("isolation.run_logs", args("run_id", runId, "cursor", cursor));
+    /** Output of a background run from byte offset {@code cursor} (null = 0), and the cursor to read on from. */
+    public IsolatedRunLogs getRunLogs(String runId, Long cursor) {
+        return IsolatedRunLogs.fromJson(NativeBridge.invoke("isolation.run_logs", args("run_id", runId, "cursor", cursor)));
     }
 
     public IsolatedSessionState get() {
