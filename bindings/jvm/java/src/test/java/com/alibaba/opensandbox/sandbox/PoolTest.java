@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.alibaba.opensandbox.sandbox.domain.exceptions.InvalidArgumentException;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolAcquireFailedException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolEmptyException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolNotRunningException;
 import com.alibaba.opensandbox.sandbox.domain.pool.AcquirePolicy;
@@ -36,7 +37,11 @@ class PoolTest {
         s.putIdle("p", "a"); // idempotent
         s.putIdle("q", "c"); // another namespace
         assertEquals(2, s.snapshotCounters("p").getIdleCount());
+        s.removeIdle("p", "a");
+        s.putIdle("p", "a"); // removed then put again: queued last
+        assertEquals("b", s.tryTakeIdle("p"));
         assertEquals("a", s.tryTakeIdle("p"));
+        s.putIdle("p", "b");
         s.removeIdle("p", "b");
         s.removeIdle("p", "b");
         assertNull(s.tryTakeIdle("p"));
@@ -96,6 +101,14 @@ class PoolTest {
         assertThrows(InvalidArgumentException.class, () -> SandboxPool.builder().poolName(" "));
         assertThrows(InvalidArgumentException.class, () -> SandboxPool.builder().maxIdle(-1));
         assertThrows(InvalidArgumentException.class, () -> SandboxPool.builder().poolName("p").maxIdle(1).build());
+        assertThrows(InvalidArgumentException.class, () -> SandboxPool.builder().maxAcquireRetries(0));
+        assertThrows(InvalidArgumentException.class, () -> SandboxPool.builder().poolName("p").maxIdle(1)
+                .stateStore(new InMemoryPoolStateStore()).creationSpec(spec).idleTimeout(Duration.ofMinutes(1))
+                .acquireMinRemainingTtl(Duration.ofMinutes(1)).build());
+        assertEquals(1, AcquirePolicy.DIRECT_CREATE.maxIdleAttempts(3));
+        assertEquals(3, AcquirePolicy.RETRY_NEXT_IDLE_THEN_CREATE.maxIdleAttempts(3));
+        assertTrue(AcquirePolicy.RETRY_NEXT_IDLE_THEN_CREATE.fallsThroughToDirectCreate());
+        assertFalse(AcquirePolicy.RETRY_NEXT_IDLE.fallsThroughToDirectCreate());
         SandboxPool pool = SandboxPool.builder().poolName("p").maxIdle(1).stateStore(new InMemoryPoolStateStore())
                 .creationSpec(spec).build();
         assertThrows(PoolNotRunningException.class, pool::acquire);
@@ -123,11 +136,16 @@ class PoolTest {
                 Thread.sleep(50);
             }
             String warmId = pool.snapshotIdleEntries().get(0).getSandboxId();
-            // A stale id in front of it is skipped (removed, and the next candidate used).
+            // A stale id in front of it: FAIL_FAST tries one candidate only and fails...
             store.removeIdle(name, warmId);
             store.putIdle(name, "no-such-sandbox");
             store.putIdle(name, warmId);
-            Sandbox sb = pool.acquire(Duration.ofMinutes(5), AcquirePolicy.FAIL_FAST);
+            assertThrows(PoolAcquireFailedException.class, () -> pool.acquire(null, AcquirePolicy.FAIL_FAST));
+            // ...RETRY_NEXT_IDLE drops it and takes the next one.
+            store.removeIdle(name, warmId);
+            store.putIdle(name, "no-such-sandbox-2");
+            store.putIdle(name, warmId);
+            Sandbox sb = pool.acquire(Duration.ofMinutes(5), AcquirePolicy.RETRY_NEXT_IDLE);
             try {
                 assertEquals(warmId, sb.getId());
                 assertEquals("yes", sb.files().readFile("/tmp/prepared-" + name));

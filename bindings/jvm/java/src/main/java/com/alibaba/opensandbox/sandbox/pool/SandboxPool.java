@@ -214,16 +214,17 @@ public final class SandboxPool implements AutoCloseable {
     }
 
     private Sandbox doAcquire(Duration sandboxTimeout, AcquirePolicy policy) {
-        Duration minTtl = config.acquireMinRemainingTtl == null ? Duration.ZERO : config.acquireMinRemainingTtl;
+        Duration minTtl = config.acquireMinRemainingTtl;
+        int attempts = policy.maxIdleAttempts(config.maxAcquireRetries);
         int tried = 0;
         String lastId = null;
         RuntimeException lastFailure = null;
-        while (tried < config.maxAcquireRetries) {
+        while (tried < attempts) {
             TakeIdleResult taken;
             try {
                 taken = store.tryTakeIdle(config.poolName, minTtl);
             } catch (PoolStateStoreUnavailableException e) {
-                if (policy != AcquirePolicy.DIRECT_CREATE) {
+                if (!policy.fallsThroughToDirectCreate()) {
                     throw e;
                 }
                 LOG.warning("pool " + config.poolName + ": state store unavailable, creating directly");
@@ -251,12 +252,12 @@ public final class SandboxPool implements AutoCloseable {
             }
             return finish(sb, sandboxTimeout);
         }
-        if (policy == AcquirePolicy.FAIL_FAST) {
+        if (!policy.fallsThroughToDirectCreate()) {
             if (tried == 0) {
-                throw new PoolEmptyException("Cannot acquire: idle buffer empty; policy is FAIL_FAST");
+                throw new PoolEmptyException("Cannot acquire: idle buffer empty; policy is " + policy);
             }
             throw new PoolAcquireFailedException("Cannot acquire: idle connect failed for " + tried
-                    + " candidate(s); last sandbox_id=" + lastId + "; policy is FAIL_FAST", lastFailure);
+                    + " candidate(s); last sandbox_id=" + lastId + "; policy is " + policy, lastFailure);
         }
         if (lifecycle != PoolLifecycleState.RUNNING) {
             throw new PoolNotRunningException("Cannot acquire when pool state is " + lifecycle);
@@ -390,8 +391,7 @@ public final class SandboxPool implements AutoCloseable {
         if (!primary) {
             return;
         }
-        Duration minTtl = config.acquireMinRemainingTtl == null ? Duration.ZERO : config.acquireMinRemainingTtl;
-        killLater(store.reapExpiredIdle(name, Instant.now(), minTtl));
+        killLater(store.reapExpiredIdle(name, Instant.now(), config.acquireMinRemainingTtl));
         Integer shared = store.getMaxIdle(name);
         int maxIdle = shared != null ? shared : currentMaxIdle;
         int idle = store.snapshotCounters(name).getIdleCount();
@@ -494,9 +494,9 @@ public final class SandboxPool implements AutoCloseable {
         private PoolStateStore stateStore;
         private ConnectionConfig connectionConfig;
         private PoolCreationSpec creationSpec;
-        private int warmupConcurrency = 16;
+        private Integer warmupConcurrency;
         private Duration primaryLockTtl = Duration.ofSeconds(60);
-        private Duration reconcileInterval = Duration.ofSeconds(1);
+        private Duration reconcileInterval = Duration.ofSeconds(30);
         private int degradedThreshold = 3;
         private int maxAcquireRetries = 3;
         private Duration acquireReadyTimeout = Duration.ofSeconds(30);
@@ -505,7 +505,7 @@ public final class SandboxPool implements AutoCloseable {
         private boolean acquireSkipHealthCheck;
         private Duration acquireMinRemainingTtl;
         private Duration warmupReadyTimeout = Duration.ofSeconds(30);
-        private Duration warmupHealthCheckPollingInterval = Duration.ofMillis(500);
+        private Duration warmupHealthCheckPollingInterval = Duration.ofMillis(200);
         private Predicate<Sandbox> warmupHealthCheck;
         private SandboxPreparer warmupSandboxPreparer;
         private boolean warmupSkipHealthCheck;
@@ -585,9 +585,10 @@ public final class SandboxPool implements AutoCloseable {
             return this;
         }
 
+        /** Idle candidates one acquire may try under the {@code RETRY_NEXT_IDLE*} policies (default 3, at least 1). */
         public Builder maxAcquireRetries(int maxAcquireRetries) {
-            if (maxAcquireRetries < 0) {
-                throw new InvalidArgumentException("maxAcquireRetries must be >= 0");
+            if (maxAcquireRetries < 1) {
+                throw new InvalidArgumentException("maxAcquireRetries must be >= 1");
             }
             this.maxAcquireRetries = maxAcquireRetries;
             return this;
@@ -617,7 +618,10 @@ public final class SandboxPool implements AutoCloseable {
             return acquireSkipHealthCheck(true);
         }
 
-        /** Idle sandboxes with less time left than this are not handed out (they are killed and replaced). */
+        /**
+         * Idle sandboxes with less time left than this are not handed out (they are killed and replaced).
+         * Default {@code min(60 s, idleTimeout / 2)}; must be below {@code idleTimeout}; zero opts out.
+         */
         public Builder acquireMinRemainingTtl(Duration d) {
             if (d != null && d.isNegative()) {
                 throw new InvalidArgumentException("acquireMinRemainingTtl must not be negative");
@@ -682,19 +686,32 @@ public final class SandboxPool implements AutoCloseable {
             if (creationSpec == null) {
                 throw new InvalidArgumentException("creationSpec must be specified");
             }
-            if (connectionConfig == null) {
-                connectionConfig = ConnectionConfig.builder().build();
-            }
-            if (primaryLockTtl.compareTo(warmupReadyTimeout) <= 0) {
-                LOG.warning("pool " + poolName + ": primaryLockTtl " + primaryLockTtl + " <= warmupReadyTimeout "
-                        + warmupReadyTimeout + "; the lock may lapse during a warmup");
-            }
+            Builder c;
             try {
                 // The pool keeps its own copy: later builder calls do not change it.
-                return new SandboxPool((Builder) clone());
+                c = (Builder) clone();
             } catch (CloneNotSupportedException e) {
                 throw new AssertionError(e);
             }
+            if (c.connectionConfig == null) {
+                c.connectionConfig = ConnectionConfig.builder().build();
+            }
+            if (c.warmupConcurrency == null) {
+                c.warmupConcurrency = Math.max(1, (int) Math.ceil(c.maxIdle * 0.2));
+            }
+            if (c.acquireMinRemainingTtl == null) {
+                Duration half = c.idleTimeout.dividedBy(2);
+                c.acquireMinRemainingTtl = half.compareTo(Duration.ofSeconds(60)) > 0 ? Duration.ofSeconds(60) : half;
+            } else if (c.acquireMinRemainingTtl.compareTo(c.idleTimeout) >= 0) {
+                throw new InvalidArgumentException("acquireMinRemainingTtl (" + c.acquireMinRemainingTtl
+                        + ") must be strictly less than idleTimeout (" + c.idleTimeout
+                        + "); otherwise every warmed idle entry would be rejected");
+            }
+            if (c.primaryLockTtl.compareTo(c.warmupReadyTimeout) <= 0) {
+                LOG.warning("pool " + poolName + ": primaryLockTtl " + c.primaryLockTtl + " <= warmupReadyTimeout "
+                        + c.warmupReadyTimeout + "; the lock may lapse during a warmup");
+            }
+            return new SandboxPool(c);
         }
     }
 }

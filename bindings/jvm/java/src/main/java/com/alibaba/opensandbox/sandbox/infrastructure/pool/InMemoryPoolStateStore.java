@@ -91,7 +91,10 @@ public final class InMemoryPoolStateStore implements PoolStateStore {
 
     @Override
     public synchronized void removeIdle(String poolName, String sandboxId) {
-        pool(poolName).expires.remove(sandboxId);
+        Pool p = pool(poolName);
+        if (p.expires.remove(sandboxId) != null) {
+            p.queue.remove(sandboxId); // a later put queues it last again
+        }
     }
 
     @Override
