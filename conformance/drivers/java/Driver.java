@@ -49,7 +49,10 @@ import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.Host;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.InlineCredentialSource;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.LifecycleHook;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.NetworkPolicy;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.OSSFS;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PVC;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PlatformSpec;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxImageSpec;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PeriodicLifecycleHook;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxLifecycle;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.TemplateFilter;
@@ -462,7 +465,9 @@ public final class Driver {
             case "sandbox.create": {
                 Sandbox.Builder b = Sandbox.builder().connectionConfig(config(a));
                 if (str(a, "image") != null) {
-                    b.image(str(a, "image"));
+                    Map<?, ?> auth = map(a.get("image_auth"));
+                    b.imageSpec(a.get("image_auth") == null ? SandboxImageSpec.builder().image(str(a, "image")).build()
+                            : SandboxImageSpec.builder().image(str(a, "image")).auth(req(auth, "username"), req(auth, "password")).build());
                 }
                 if (str(a, "snapshot_id") != null) {
                     b.snapshotId(str(a, "snapshot_id"));
@@ -850,6 +855,10 @@ public final class Driver {
         if (a.get("template_id") != null) {
             b.templateId(str(a, "template_id"));
         }
+        if (a.get("platform") != null) {
+            Map<?, ?> p = map(a.get("platform"));
+            b.platform(PlatformSpec.builder().os(req(p, "os")).arch(req(p, "arch")).build());
+        }
         if (a.containsKey("resource_requests")) {
             b.resourceRequests(strMap(a, "resource_requests"));
         }
@@ -886,7 +895,16 @@ public final class Driver {
                 vb.pvc(PVC.of(req(map(v.get("pvc")), "claim_name")));
             }
             if (v.get("ossfs") != null) {
-                throw new DriverError("unsupported_op", "the JVM package has no OSSFS volume backend");
+                Map<?, ?> o = map(v.get("ossfs"));
+                OSSFS.Builder ob = OSSFS.builder().bucket(req(o, "bucket")).endpoint(req(o, "endpoint"))
+                        .accessKeyId(req(o, "access_key_id")).accessKeySecret(req(o, "access_key_secret"));
+                if (str(o, "version") != null) {
+                    ob.version(str(o, "version"));
+                }
+                if (o.get("options") != null) {
+                    ob.options(strList(o, "options"));
+                }
+                vb.ossfs(ob.build());
             }
             b.volume(vb.build());
         }

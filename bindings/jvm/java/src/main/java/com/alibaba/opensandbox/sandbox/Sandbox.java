@@ -10,6 +10,7 @@ import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.CredentialProxyCo
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.DiagnosticContent;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.NetworkPolicy;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.NetworkRule;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PlatformSpec;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PolicyStatus;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxEndpoint;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxImageSpec;
@@ -321,6 +322,20 @@ public final class Sandbox implements AutoCloseable {
         private SandboxLifecycle lifecycle;
         private final List<Volume> volumes = new ArrayList<>();
         private CredentialProxyConfig credentialProxy;
+        private PlatformSpec platform;
+
+        /** Runtime platform constraint (os/arch) for provisioning. */
+        public Builder platform(PlatformSpec platform) {
+            this.platform = platform;
+            return this;
+        }
+
+        public Builder platform(Consumer<PlatformSpec.Builder> configure) {
+            PlatformSpec.Builder b = PlatformSpec.builder();
+            configure.accept(b);
+            this.platform = b.build();
+            return this;
+        }
 
         /**
          * Creates the sandbox from a built template ({@code SandboxManager.createTemplate}); the image,
@@ -555,6 +570,12 @@ public final class Sandbox implements AutoCloseable {
             }
             if (credentialProxy != null) {
                 a.put("credential_proxy", credentialProxy.toJson());
+            }
+            if (platform != null) {
+                a.put("platform", platform.toJson());
+            }
+            if (image != null && image.getAuth() != null) {
+                a.put("image_auth", image.getAuth().toJson());
             }
             return a;
         }

@@ -19,6 +19,9 @@ import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.CredentialVaultSt
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.DiagnosticContent;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.LifecycleHook;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.NetworkRule;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.OSSFS;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PVC;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.Volume;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PagedTemplateInfos;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxLifecycle;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.TemplateFilter;
@@ -129,6 +132,35 @@ class Areas11ServerTest {
                         .build())
                 .build());
         assertTrue(failed.getMessage().contains("exited with code 4"), failed.getMessage());
+    }
+
+    @Test
+    void pvcVolumesAreSharedBetweenSandboxes() {
+        String claim = "jvm-" + Long.toHexString(System.nanoTime());
+        Volume shared = Volume.builder().name("shared").pvc(PVC.builder().claimName(claim).deleteOnSandboxTermination(false)
+                .build()).mountPath("/mnt/shared").build();
+        Sandbox a = Sandbox.builder().image("python:3.11").volume(shared).build();
+        try {
+            a.files().writeFile("/mnt/shared/hello.txt", "from a");
+            Sandbox b = Sandbox.builder().image("python:3.11").volume(Volume.builder().name("ro").pvc(PVC.of(claim))
+                    .mountPath("/mnt/ro").readOnly(true).build()).build();
+            try {
+                assertEquals("from a", b.files().readFile("/mnt/ro/hello.txt"));
+                assertTrue(b.commands().run("touch /mnt/ro/x").getExitCode() != 0, "a read-only volume took a write");
+            } finally {
+                b.kill();
+                b.close();
+            }
+        } finally {
+            a.kill();
+            a.close();
+        }
+        // This server does no FUSE mounts: an OSSFS volume is refused, loudly.
+        SandboxApiException oss = assertThrows(SandboxApiException.class, () -> Sandbox.builder().image("python:3.11")
+                .volume(Volume.builder().name("oss").ossfs(OSSFS.builder().bucket("b").endpoint("e").accessKeyId("i")
+                        .accessKeySecret("s").build()).mountPath("/mnt/oss").build())
+                .build());
+        assertEquals(400, oss.getStatusCode());
     }
 
     @Test

@@ -27,7 +27,11 @@ import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.CustomHeaderEntry
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.Host;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.InlineCredentialSource;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.LifecycleHook;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.OSSFS;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PVC;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PlatformSpec;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxImageAuth;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxImageSpec;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PeriodicLifecycleHook;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxLifecycle;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.TemplateFilter;
@@ -102,6 +106,23 @@ class Areas11UnitTest {
                 () -> Volume.builder().name("v").host(Host.of("/a")).pvc(PVC.of("c")).mountPath("/m").build());
         assertThrows(InvalidArgumentException.class, () -> Volume.builder().mountPath("relative"));
         assertThrows(InvalidArgumentException.class, () -> Host.of("relative"));
+        OSSFS oss = OSSFS.builder().bucket("b").endpoint("oss-cn-hangzhou.aliyuncs.com").accessKeyId("id")
+                .accessKeySecret("secret").build();
+        assertEquals("{\"bucket\":\"b\",\"endpoint\":\"oss-cn-hangzhou.aliyuncs.com\",\"access_key_id\":\"id\","
+                + "\"access_key_secret\":\"secret\",\"version\":\"2.0\"}", Json.write(oss.toJson()));
+        assertFalse(oss.toString().contains("secret"));
+        assertThrows(InvalidArgumentException.class, () -> OSSFS.builder().version("3.0"));
+        assertThrows(InvalidArgumentException.class,
+                () -> Volume.builder().name("v").host(Host.of("/a")).ossfs(oss).mountPath("/m").build());
+        assertEquals("{\"claim_name\":\"c\",\"create_if_not_exists\":true,\"storage\":\"1Gi\"}",
+                Json.write(PVC.builder().claimName("c").createIfNotExists(true).storage("1Gi").build().toJson()));
+        assertEquals(Map.of("os", "linux", "arch", "arm64"), PlatformSpec.builder().os("linux").arch("arm64").build().toJson());
+        assertThrows(InvalidArgumentException.class, () -> PlatformSpec.builder().os("darwin"));
+        assertThrows(InvalidArgumentException.class, () -> PlatformSpec.builder().os("linux").build());
+        SandboxImageSpec priv = SandboxImageSpec.builder().image("registry.example.com/app:1").auth("u", "p4ss").build();
+        assertEquals("u", priv.getAuth().getUsername());
+        assertFalse(priv.getAuth().toString().contains("p4ss"));
+        assertThrows(InvalidArgumentException.class, () -> SandboxImageAuth.builder().username(" "));
     }
 
     @Test

@@ -296,6 +296,9 @@ public final class SandboxPool implements AutoCloseable {
         if (s.getNetworkPolicy() != null) {
             b.networkPolicy(s.getNetworkPolicy());
         }
+        if (s.getPlatform() != null) {
+            b.platform(s.getPlatform());
+        }
         if (s.getSecureAccess()) {
             b.secureAccess();
         }

@@ -3,6 +3,7 @@ package com.alibaba.opensandbox.sandbox.domain.pool;
 
 import com.alibaba.opensandbox.sandbox.domain.exceptions.InvalidArgumentException;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.NetworkPolicy;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PlatformSpec;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxImageSpec;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.Volume;
 import java.util.ArrayList;
@@ -28,6 +29,7 @@ public final class PoolCreationSpec {
     private final Map<String, String> metadata;
     private final Map<String, String> extensions;
     private final NetworkPolicy networkPolicy;
+    private final PlatformSpec platform;
     private final boolean secureAccess;
     private final List<Volume> volumes;
 
@@ -39,6 +41,7 @@ public final class PoolCreationSpec {
         this.metadata = Collections.unmodifiableMap(new LinkedHashMap<>(b.metadata));
         this.extensions = Collections.unmodifiableMap(new LinkedHashMap<>(b.extensions));
         this.networkPolicy = b.networkPolicy;
+        this.platform = b.platform;
         this.secureAccess = b.secureAccess;
         this.volumes = b.volumes == null ? null : List.copyOf(b.volumes);
     }
@@ -75,6 +78,10 @@ public final class PoolCreationSpec {
         return networkPolicy;
     }
 
+    public PlatformSpec getPlatform() {
+        return platform;
+    }
+
     public boolean getSecureAccess() {
         return secureAccess;
     }
@@ -91,6 +98,7 @@ public final class PoolCreationSpec {
         private Map<String, String> metadata = new LinkedHashMap<>();
         private Map<String, String> extensions = new LinkedHashMap<>();
         private NetworkPolicy networkPolicy;
+        private PlatformSpec platform;
         private boolean secureAccess;
         private List<Volume> volumes;
 
@@ -167,6 +175,11 @@ public final class PoolCreationSpec {
 
         public Builder networkPolicy(NetworkPolicy networkPolicy) {
             this.networkPolicy = networkPolicy;
+            return this;
+        }
+
+        public Builder platform(PlatformSpec platform) {
+            this.platform = platform;
             return this;
         }
 

@@ -5,11 +5,12 @@ import com.alibaba.opensandbox.sandbox.domain.exceptions.InvalidArgumentExceptio
 import com.alibaba.opensandbox.sandbox.internal.Json;
 import java.util.Map;
 
-/** A volume mounted into a new sandbox: exactly one backend ({@link Host} or {@link PVC}). */
+/** A volume mounted into a new sandbox: exactly one backend ({@link Host}, {@link PVC} or {@link OSSFS}). */
 public final class Volume {
     private final String name;
     private final Host host;
     private final PVC pvc;
+    private final OSSFS ossfs;
     private final String mountPath;
     private final boolean readOnly;
     private final String subPath;
@@ -18,6 +19,7 @@ public final class Volume {
         this.name = b.name;
         this.host = b.host;
         this.pvc = b.pvc;
+        this.ossfs = b.ossfs;
         this.mountPath = b.mountPath;
         this.readOnly = b.readOnly;
         this.subPath = b.subPath;
@@ -37,6 +39,10 @@ public final class Volume {
 
     public PVC getPvc() {
         return pvc;
+    }
+
+    public OSSFS getOssfs() {
+        return ossfs;
     }
 
     public String getMountPath() {
@@ -60,6 +66,9 @@ public final class Volume {
         if (pvc != null) {
             m.put("pvc", pvc.toJson());
         }
+        if (ossfs != null) {
+            m.put("ossfs", ossfs.toJson());
+        }
         return m;
     }
 
@@ -67,6 +76,7 @@ public final class Volume {
         private String name;
         private Host host;
         private PVC pvc;
+        private OSSFS ossfs;
         private String mountPath;
         private boolean readOnly;
         private String subPath;
@@ -86,6 +96,11 @@ public final class Volume {
 
         public Builder pvc(PVC pvc) {
             this.pvc = pvc;
+            return this;
+        }
+
+        public Builder ossfs(OSSFS ossfs) {
+            this.ossfs = ossfs;
             return this;
         }
 
@@ -114,8 +129,9 @@ public final class Volume {
             if (mountPath == null) {
                 throw new InvalidArgumentException("Volume mount path must be specified");
             }
-            if ((host == null) == (pvc == null)) {
-                throw new InvalidArgumentException("Exactly one volume backend (host or pvc) must be specified");
+            int backends = (host != null ? 1 : 0) + (pvc != null ? 1 : 0) + (ossfs != null ? 1 : 0);
+            if (backends != 1) {
+                throw new InvalidArgumentException("Exactly one volume backend (host, pvc or ossfs) must be specified");
             }
             return new Volume(this);
         }
