@@ -119,6 +119,27 @@ class PoolTest {
     }
 
     @Test
+    void theHeartbeatKeepsThePrimaryLockBetweenReconciles() throws Exception {
+        InMemoryPoolStateStore store = new InMemoryPoolStateStore();
+        SandboxPool pool = SandboxPool.builder().poolName("hb").ownerId("me").maxIdle(0).stateStore(store)
+                .connectionConfig(com.alibaba.opensandbox.sandbox.config.ConnectionConfig.builder().domain("127.0.0.1:9").build())
+                .creationSpec(PoolCreationSpec.builder().image("python:3.11").build())
+                .reconcileInterval(Duration.ofHours(1)).primaryLockTtl(Duration.ofMillis(300))
+                .warmupReadyTimeout(Duration.ofMillis(100)).build();
+        pool.start();
+        try {
+            pool.start(); // idempotent
+            Thread.sleep(1000); // > 3 lock TTLs, one reconcile: only the heartbeat kept it
+            assertFalse(store.tryAcquirePrimaryLock("hb", "other", Duration.ofSeconds(1)));
+            assertEquals(PoolLifecycleState.RUNNING, pool.snapshot().getLifecycleState());
+            assertEquals(0, pool.snapshot().getMaxIdle());
+        } finally {
+            pool.shutdown(false);
+        }
+        assertTrue(store.tryAcquirePrimaryLock("hb", "other", Duration.ofSeconds(1)));
+    }
+
+    @Test
     @EnabledIfEnvironmentVariable(named = "OPEN_SANDBOX_DOMAIN", matches = ".+")
     void poolWarmsAcquiresAndFallsBack() throws Exception {
         InMemoryPoolStateStore store = new InMemoryPoolStateStore();

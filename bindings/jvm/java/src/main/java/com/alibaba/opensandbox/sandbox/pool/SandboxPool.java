@@ -122,6 +122,10 @@ public final class SandboxPool implements AutoCloseable {
             scheduler = Executors.newSingleThreadScheduledExecutor(daemon("sandbox-pool-" + config.poolName + "-reconcile"));
             lifecycle = PoolLifecycleState.RUNNING;
             long every = Math.max(1, config.reconcileInterval.toMillis());
+            // The lock heartbeat runs on its own, at most every primaryLockTtl / 3, so that a long
+            // reconcile interval never lets the lock lapse (warmups run on the workers).
+            long beat = Math.max(1, Math.min(every, config.primaryLockTtl.toMillis() / 3));
+            scheduler.scheduleWithFixedDelay(this::heartbeatSafely, beat, beat, TimeUnit.MILLISECONDS);
             scheduler.scheduleWithFixedDelay(this::reconcileSafely, 0, every, TimeUnit.MILLISECONDS);
         }
     }
@@ -384,13 +388,29 @@ public final class SandboxPool implements AutoCloseable {
         }
     }
 
+    private void heartbeatSafely() {
+        try {
+            if (lifecycle == PoolLifecycleState.RUNNING) {
+                heartbeat();
+            }
+        } catch (RuntimeException e) {
+            primary = false; // cannot tell: stop committing warmups until the lock is confirmed
+            LOG.log(Level.WARNING, "pool " + config.poolName + ": primary lock heartbeat failed", e);
+        }
+    }
+
+    /** Renews the primary lock (or tries to take it); both scheduled tasks run on one thread. */
+    private void heartbeat() {
+        primary = primary ? store.renewPrimaryLock(config.poolName, ownerId, config.primaryLockTtl)
+                : store.tryAcquirePrimaryLock(config.poolName, ownerId, config.primaryLockTtl);
+    }
+
     private void reconcile() {
         if (lifecycle != PoolLifecycleState.RUNNING) {
             return;
         }
         String name = config.poolName;
-        primary = primary ? store.renewPrimaryLock(name, ownerId, config.primaryLockTtl)
-                : store.tryAcquirePrimaryLock(name, ownerId, config.primaryLockTtl);
+        heartbeat();
         if (!primary) {
             return;
         }
