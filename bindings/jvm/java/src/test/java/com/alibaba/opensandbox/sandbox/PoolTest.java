@@ -9,16 +9,22 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.alibaba.opensandbox.sandbox.domain.exceptions.InvalidArgumentException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolAcquireFailedException;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolDestroyedException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolEmptyException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolNotRunningException;
 import com.alibaba.opensandbox.sandbox.domain.pool.AcquirePolicy;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolCreationSpec;
+import com.alibaba.opensandbox.sandbox.domain.pool.PoolDestroyOptions;
+import com.alibaba.opensandbox.sandbox.domain.pool.PoolDestroyResult;
+import com.alibaba.opensandbox.sandbox.domain.pool.PoolDestroyState;
+import com.alibaba.opensandbox.sandbox.domain.pool.PoolDestroyStrategy;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolLifecycleState;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolSnapshot;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolState;
 import com.alibaba.opensandbox.sandbox.domain.pool.TakeIdleResult;
 import com.alibaba.opensandbox.sandbox.infrastructure.pool.InMemoryPoolStateStore;
 import com.alibaba.opensandbox.sandbox.pool.SandboxPool;
+import com.alibaba.opensandbox.sandbox.pool.SandboxPoolManager;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -119,6 +125,42 @@ class PoolTest {
     }
 
     @Test
+    void destroyFencesTheNamespaceAndLeavesATombstone() throws Exception {
+        InMemoryPoolStateStore store = new InMemoryPoolStateStore();
+        store.putIdle("d", "sb-1");
+        store.putIdle("d", "sb-2");
+        store.setMaxIdle("d", 2);
+        assertTrue(store.tryAcquirePrimaryLock("d", "leader", Duration.ofMinutes(1)));
+        // Nothing listens there: the kills fail (best effort) but the destroy completes.
+        com.alibaba.opensandbox.sandbox.config.ConnectionConfig nowhere =
+                com.alibaba.opensandbox.sandbox.config.ConnectionConfig.builder().domain("127.0.0.1:9").build();
+        SandboxPoolManager m = SandboxPoolManager.builder().stateStore(store).connectionConfig(nowhere).build();
+        PoolDestroyResult r = m.destroy("d", new PoolDestroyOptions(PoolDestroyStrategy.FORCE, Duration.ofMillis(300),
+                Duration.ZERO));
+        assertEquals(PoolDestroyState.DESTROYED, r.getState());
+        assertEquals(2, r.getDrainedIdleCount());
+        assertEquals(0, r.getKilledIdleCount());
+        assertTrue(r.getPersistentStateCleared());
+        assertEquals(PoolDestroyState.DESTROYED, store.getDestroyState("d"));
+        assertThrows(PoolDestroyedException.class, () -> store.putIdle("d", "sb-3"));
+        assertThrows(PoolDestroyedException.class, () -> store.setMaxIdle("d", 1));
+        assertFalse(store.tryAcquirePrimaryLock("d", "leader", Duration.ofMinutes(1)));
+        assertNull(store.getMaxIdle("d"));
+        PoolDestroyResult again = m.destroy("d");
+        assertEquals(0, again.getDrainedIdleCount());
+        assertFalse(again.getPersistentStateCleared());
+        SandboxPool pool = SandboxPool.builder().poolName("d").maxIdle(1).stateStore(store).connectionConfig(nowhere)
+                .creationSpec(PoolCreationSpec.builder().image("python:3.11").build()).build();
+        assertThrows(PoolDestroyedException.class, pool::start);
+        assertEquals(PoolLifecycleState.STOPPED, pool.snapshot().getLifecycleState());
+        Thread.sleep(350); // the tombstone lapses: the name is free again
+        assertEquals(PoolDestroyState.ACTIVE, store.getDestroyState("d"));
+        store.putIdle("d", "sb-4");
+        assertThrows(InvalidArgumentException.class, () -> new PoolDestroyOptions(PoolDestroyStrategy.FORCE, Duration.ZERO,
+                Duration.ZERO));
+    }
+
+    @Test
     void theHeartbeatKeepsThePrimaryLockBetweenReconciles() throws Exception {
         InMemoryPoolStateStore store = new InMemoryPoolStateStore();
         SandboxPool pool = SandboxPool.builder().poolName("hb").ownerId("me").maxIdle(0).stateStore(store)
@@ -190,12 +232,24 @@ class PoolTest {
                 direct.kill();
                 direct.close();
             }
+            // Destroy while running: the instance stops handing out and creating.
+            pool.resize(1);
+            deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (pool.snapshot().getIdleCount() < 1) {
+                assertTrue(System.nanoTime() < deadline, "no warm sandbox after resize: " + pool.snapshot());
+                Thread.sleep(50);
+            }
+            PoolDestroyResult r = SandboxPoolManager.builder().stateStore(store)
+                    .connectionConfig(com.alibaba.opensandbox.sandbox.config.ConnectionConfig.builder().build()).build()
+                    .destroy(name);
+            assertEquals(1, r.getKilledIdleCount());
+            assertThrows(PoolDestroyedException.class, () -> pool.acquire());
         } finally {
             pool.shutdown(true);
         }
         assertEquals(PoolLifecycleState.STOPPED, pool.snapshot().getLifecycleState());
         assertThrows(PoolNotRunningException.class, pool::acquire);
-        // The lock was released: another owner can lead now.
-        assertTrue(store.tryAcquirePrimaryLock(name, "other", Duration.ofSeconds(5)));
+        // Destroyed: nobody leads it any more.
+        assertFalse(store.tryAcquirePrimaryLock(name, "other", Duration.ofSeconds(5)));
     }
 }

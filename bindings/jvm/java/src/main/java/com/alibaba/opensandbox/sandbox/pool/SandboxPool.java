@@ -6,6 +6,7 @@ import com.alibaba.opensandbox.sandbox.SandboxManager;
 import com.alibaba.opensandbox.sandbox.config.ConnectionConfig;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.InvalidArgumentException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolAcquireFailedException;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolDestroyedException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolEmptyException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolNotRunningException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolStateStoreUnavailableException;
@@ -14,6 +15,7 @@ import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxException;
 import com.alibaba.opensandbox.sandbox.domain.pool.AcquirePolicy;
 import com.alibaba.opensandbox.sandbox.domain.pool.IdleEntry;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolCreationSpec;
+import com.alibaba.opensandbox.sandbox.domain.pool.PoolDestroyState;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolLifecycleState;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolSnapshot;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolState;
@@ -104,6 +106,7 @@ public final class SandboxPool implements AutoCloseable {
             }
             lifecycle = PoolLifecycleState.STARTING;
             try {
+                requireActiveNamespace();
                 manager = SandboxManager.builder().connectionConfig(config.connectionConfig).build();
                 store.setIdleEntryTtl(config.poolName, config.idleTimeout);
                 store.setMaxIdle(config.poolName, currentMaxIdle);
@@ -188,6 +191,14 @@ public final class SandboxPool implements AutoCloseable {
         }
     }
 
+    /** Throws {@link PoolDestroyedException} when the namespace is being (or was) destroyed. */
+    private void requireActiveNamespace() {
+        PoolDestroyState st = store.getDestroyState(config.poolName);
+        if (st != PoolDestroyState.ACTIVE) {
+            throw new PoolDestroyedException("Pool namespace is " + st + ": poolName=" + config.poolName);
+        }
+    }
+
     // ---- acquire ----
 
     public Sandbox acquire() {
@@ -211,6 +222,8 @@ public final class SandboxPool implements AutoCloseable {
         }
         inFlight.incrementAndGet();
         try {
+            // A destroyed namespace neither hands out nor creates (no direct-create fallback).
+            requireActiveNamespace();
             return doAcquire(sandboxTimeout, policy);
         } finally {
             inFlight.decrementAndGet();
@@ -266,6 +279,7 @@ public final class SandboxPool implements AutoCloseable {
         if (lifecycle != PoolLifecycleState.RUNNING) {
             throw new PoolNotRunningException("Cannot acquire when pool state is " + lifecycle);
         }
+        requireActiveNamespace();
         return finish(create(false), sandboxTimeout);
     }
 
@@ -410,6 +424,9 @@ public final class SandboxPool implements AutoCloseable {
             return;
         }
         String name = config.poolName;
+        if (store.getDestroyState(name) != PoolDestroyState.ACTIVE) {
+            return; // a destroy fenced the name: no more warmups (the lock cannot be taken either)
+        }
         heartbeat();
         if (!primary) {
             return;
@@ -452,7 +469,12 @@ public final class SandboxPool implements AutoCloseable {
                 killQuietly(sb); // a shutdown or a lost lock retired this warmup
                 return;
             }
-            store.putIdle(config.poolName, sb.getId());
+            try {
+                store.putIdle(config.poolName, sb.getId());
+            } catch (PoolDestroyedException fenced) {
+                killQuietly(sb); // destroyed while warming: not a pool failure
+                return;
+            }
             sb.close();
             synchronized (this) {
                 failureCount = 0;

@@ -1,7 +1,7 @@
 // Part of the OpenSandbox JVM package (Apache-2.0).
 package com.alibaba.opensandbox.sandbox.domain.pool;
 
-/** Destroy fencing of a pool namespace in its store (this package's stores are always ACTIVE: no destroy yet). */
+/** Destroy state of a pool namespace, shared by every instance through the store. */
 public enum PoolDestroyState {
     ACTIVE,
     DESTROYING,

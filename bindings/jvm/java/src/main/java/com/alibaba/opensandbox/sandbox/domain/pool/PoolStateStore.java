@@ -51,7 +51,23 @@ public interface PoolStateStore {
         // Stores without entry TTLs keep entries until taken or removed.
     }
 
+    /** The namespace's shared destroy state; stores without destroy fencing are always ACTIVE. */
     default PoolDestroyState getDestroyState(String poolName) {
         return PoolDestroyState.ACTIVE;
+    }
+
+    /** Starts a FORCE destroy: writes the DESTROYING fence (throws {@code PoolDestroyedException} if DESTROYED). */
+    default void beginDestroy(String poolName, String ownerId) {
+        throw new UnsupportedOperationException("Pool destroy is not supported by this PoolStateStore");
+    }
+
+    /** Clears the pool's coordination data (idle set, lock, targets), keeping the destroy state. */
+    default void clearPoolState(String poolName) {
+        throw new UnsupportedOperationException("Pool destroy is not supported by this PoolStateStore");
+    }
+
+    /** Finishes a destroy: the DESTROYED tombstone, for {@code tombstoneTtl} (null: forever). */
+    default void markDestroyed(String poolName, String ownerId, Duration tombstoneTtl) {
+        throw new UnsupportedOperationException("Pool destroy is not supported by this PoolStateStore");
     }
 }

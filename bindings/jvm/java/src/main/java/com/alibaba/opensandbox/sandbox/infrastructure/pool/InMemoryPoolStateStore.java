@@ -2,7 +2,9 @@
 package com.alibaba.opensandbox.sandbox.infrastructure.pool;
 
 import com.alibaba.opensandbox.sandbox.domain.exceptions.InvalidArgumentException;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolDestroyedException;
 import com.alibaba.opensandbox.sandbox.domain.pool.IdleEntry;
+import com.alibaba.opensandbox.sandbox.domain.pool.PoolDestroyState;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolStateStore;
 import com.alibaba.opensandbox.sandbox.domain.pool.StoreCounters;
 import com.alibaba.opensandbox.sandbox.domain.pool.TakeIdleResult;
@@ -32,7 +34,25 @@ public final class InMemoryPoolStateStore implements PoolStateStore {
         Instant lockExpires;
     }
 
+    private static final class Tombstone {
+        final PoolDestroyState state;
+        final Instant expiresAt;
+
+        Tombstone(PoolDestroyState state, Instant expiresAt) {
+            this.state = state;
+            this.expiresAt = expiresAt;
+        }
+    }
+
     private final Map<String, Pool> pools = new HashMap<>();
+    private final Map<String, Tombstone> tombstones = new HashMap<>();
+
+    private void rejectIfDestroyed(String poolName) {
+        PoolDestroyState st = getDestroyState(poolName);
+        if (st != PoolDestroyState.ACTIVE) {
+            throw new PoolDestroyedException("Pool namespace is " + st + ": poolName=" + poolName);
+        }
+    }
 
     private static void requireName(String poolName) {
         if (poolName == null || poolName.trim().isEmpty()) {
@@ -77,6 +97,7 @@ public final class InMemoryPoolStateStore implements PoolStateStore {
         if (sandboxId == null || sandboxId.trim().isEmpty()) {
             throw new InvalidArgumentException("sandboxId must not be blank");
         }
+        rejectIfDestroyed(poolName);
         Pool p = pool(poolName);
         Instant now = Instant.now();
         Instant current = p.expires.get(sandboxId);
@@ -113,6 +134,9 @@ public final class InMemoryPoolStateStore implements PoolStateStore {
         }
         if (ttl == null || ttl.isZero() || ttl.isNegative()) {
             throw new InvalidArgumentException("ttl must be positive");
+        }
+        if (getDestroyState(poolName) != PoolDestroyState.ACTIVE) {
+            return false;
         }
         Pool p = pool(poolName);
         Instant now = Instant.now();
@@ -189,6 +213,7 @@ public final class InMemoryPoolStateStore implements PoolStateStore {
         if (maxIdle < 0) {
             throw new InvalidArgumentException("maxIdle must be >= 0");
         }
+        rejectIfDestroyed(poolName);
         pool(poolName).maxIdle = maxIdle;
     }
 
@@ -197,6 +222,51 @@ public final class InMemoryPoolStateStore implements PoolStateStore {
         if (idleTtl == null || idleTtl.isZero() || idleTtl.isNegative()) {
             throw new InvalidArgumentException("idleTtl must be positive");
         }
+        rejectIfDestroyed(poolName);
         pool(poolName).idleTtl = idleTtl;
+    }
+
+    @Override
+    public synchronized PoolDestroyState getDestroyState(String poolName) {
+        requireName(poolName);
+        Tombstone t = tombstones.get(poolName);
+        if (t == null) {
+            return PoolDestroyState.ACTIVE;
+        }
+        if (t.expiresAt != null && !t.expiresAt.isAfter(Instant.now())) {
+            tombstones.remove(poolName); // the tombstone lapsed: the name is free again
+            return PoolDestroyState.ACTIVE;
+        }
+        return t.state;
+    }
+
+    @Override
+    public synchronized void beginDestroy(String poolName, String ownerId) {
+        if (ownerId == null || ownerId.trim().isEmpty()) {
+            throw new InvalidArgumentException("ownerId must not be blank");
+        }
+        if (getDestroyState(poolName) == PoolDestroyState.DESTROYED) {
+            throw new PoolDestroyedException("Pool namespace is already DESTROYED: poolName=" + poolName);
+        }
+        tombstones.put(poolName, new Tombstone(PoolDestroyState.DESTROYING, null));
+    }
+
+    @Override
+    public synchronized void clearPoolState(String poolName) {
+        requireName(poolName);
+        pools.remove(poolName);
+    }
+
+    @Override
+    public synchronized void markDestroyed(String poolName, String ownerId, Duration tombstoneTtl) {
+        requireName(poolName);
+        if (ownerId == null || ownerId.trim().isEmpty()) {
+            throw new InvalidArgumentException("ownerId must not be blank");
+        }
+        if (tombstoneTtl != null && (tombstoneTtl.isZero() || tombstoneTtl.isNegative())) {
+            throw new InvalidArgumentException("tombstoneTtl must be positive");
+        }
+        tombstones.put(poolName, new Tombstone(PoolDestroyState.DESTROYED,
+                tombstoneTtl == null ? null : Instant.now().plus(tombstoneTtl)));
     }
 }

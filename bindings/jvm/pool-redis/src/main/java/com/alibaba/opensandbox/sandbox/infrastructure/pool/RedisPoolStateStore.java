@@ -2,8 +2,10 @@
 package com.alibaba.opensandbox.sandbox.infrastructure.pool;
 
 import com.alibaba.opensandbox.sandbox.domain.exceptions.InvalidArgumentException;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolDestroyedException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolStateStoreUnavailableException;
 import com.alibaba.opensandbox.sandbox.domain.pool.IdleEntry;
+import com.alibaba.opensandbox.sandbox.domain.pool.PoolDestroyState;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolStateStore;
 import com.alibaba.opensandbox.sandbox.domain.pool.StoreCounters;
 import com.alibaba.opensandbox.sandbox.domain.pool.TakeIdleResult;
@@ -15,6 +17,7 @@ import java.util.List;
 import java.util.function.Supplier;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.params.SetParams;
 
 /**
  * A {@link PoolStateStore} in Redis, for pools shared by several processes. Per pool (under
@@ -44,8 +47,9 @@ public final class RedisPoolStateStore implements PoolStateStore {
             "  end",
             "end",
             "return out");
-    // KEYS: list, zset, ttl key. ARGV: id, now ms, default ttl ms.
+    // KEYS: list, zset, ttl key, destroy key. ARGV: id, now ms, default ttl ms. -1: fenced.
     private static final String PUT = String.join("\n",
+            "if redis.call('EXISTS', KEYS[4]) == 1 then return -1 end",
             "local cur = redis.call('ZSCORE', KEYS[2], ARGV[1])",
             "local now = tonumber(ARGV[2])",
             "if cur and tonumber(cur) > now then return 0 end",
@@ -68,12 +72,18 @@ public final class RedisPoolStateStore implements PoolStateStore {
             "  if tonumber(ids[i + 1]) > tonumber(ARGV[1]) then table.insert(out, ids[i]) end",
             "end",
             "return out");
-    // KEYS: lock. ARGV: owner, ttl ms, renew-only flag ("1").
+    // KEYS: lock, destroy key. ARGV: owner, ttl ms, renew-only flag ("1").
     private static final String LOCK = String.join("\n",
+            "if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end",
             "local cur = redis.call('GET', KEYS[1])",
             "if cur == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]); return 1 end",
             "if cur or ARGV[3] == '1' then return 0 end",
             "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])",
+            "return 1");
+    // KEYS: destroy key. ARGV: DESTROYED. 0: already destroyed.
+    private static final String BEGIN_DESTROY = String.join("\n",
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then return 0 end",
+            "redis.call('SET', KEYS[1], 'DESTROYING')",
             "return 1");
     // KEYS: lock. ARGV: owner.
     private static final String UNLOCK = String.join("\n",
@@ -143,7 +153,12 @@ public final class RedisPoolStateStore implements PoolStateStore {
         }
         List<String> keys = new ArrayList<>(idleKeys(poolName));
         keys.add(key(poolName, "idle:ttl_ms"));
-        call("put", () -> redis.eval(PUT, keys, List.of(sandboxId, Long.toString(nowMs()), Long.toString(DEFAULT_IDLE_TTL_MS))));
+        keys.add(key(poolName, "destroy"));
+        Object r = call("put", () -> redis.eval(PUT, keys,
+                List.of(sandboxId, Long.toString(nowMs()), Long.toString(DEFAULT_IDLE_TTL_MS))));
+        if (Long.valueOf(-1).equals(r)) {
+            throw fenced(poolName);
+        }
     }
 
     @Override
@@ -158,7 +173,7 @@ public final class RedisPoolStateStore implements PoolStateStore {
         if (ttl == null || ttl.toMillis() <= 0) {
             throw new InvalidArgumentException("ttl must be positive");
         }
-        Object r = call("primary lock", () -> redis.eval(LOCK, List.of(key(poolName, "primary")),
+        Object r = call("primary lock", () -> redis.eval(LOCK, List.of(key(poolName, "primary"), key(poolName, "destroy")),
                 List.of(ownerId, Long.toString(ttl.toMillis()), renewOnly ? "1" : "0")));
         return Long.valueOf(1).equals(r);
     }
@@ -232,6 +247,7 @@ public final class RedisPoolStateStore implements PoolStateStore {
         if (maxIdle < 0) {
             throw new InvalidArgumentException("maxIdle must be >= 0");
         }
+        rejectIfDestroyed(poolName);
         call("set max idle", () -> redis.set(key(poolName, "max_idle"), Integer.toString(maxIdle)));
     }
 
@@ -240,6 +256,55 @@ public final class RedisPoolStateStore implements PoolStateStore {
         if (idleTtl == null || idleTtl.toMillis() <= 0) {
             throw new InvalidArgumentException("idleTtl must be positive");
         }
+        rejectIfDestroyed(poolName);
         call("set idle ttl", () -> redis.set(key(poolName, "idle:ttl_ms"), Long.toString(idleTtl.toMillis())));
+    }
+
+    private PoolDestroyedException fenced(String poolName) {
+        return new PoolDestroyedException("Pool namespace is " + getDestroyState(poolName) + ": poolName=" + poolName);
+    }
+
+    private void rejectIfDestroyed(String poolName) {
+        if (getDestroyState(poolName) != PoolDestroyState.ACTIVE) {
+            throw fenced(poolName);
+        }
+    }
+
+    @Override
+    public PoolDestroyState getDestroyState(String poolName) {
+        String v = call("destroy state", () -> redis.get(key(poolName, "destroy")));
+        return v == null ? PoolDestroyState.ACTIVE : PoolDestroyState.valueOf(v);
+    }
+
+    @Override
+    public void beginDestroy(String poolName, String ownerId) {
+        if (ownerId == null || ownerId.trim().isEmpty()) {
+            throw new InvalidArgumentException("ownerId must not be blank");
+        }
+        Object r = call("begin destroy", () -> redis.eval(BEGIN_DESTROY, List.of(key(poolName, "destroy")),
+                List.of(PoolDestroyState.DESTROYED.name())));
+        if (!Long.valueOf(1).equals(r)) {
+            throw new PoolDestroyedException("Pool namespace is already DESTROYED: poolName=" + poolName);
+        }
+    }
+
+    @Override
+    public void clearPoolState(String poolName) {
+        call("clear", () -> redis.del(key(poolName, "idle:order"), key(poolName, "idle:expires"),
+                key(poolName, "idle:ttl_ms"), key(poolName, "max_idle"), key(poolName, "primary")));
+    }
+
+    @Override
+    public void markDestroyed(String poolName, String ownerId, Duration tombstoneTtl) {
+        if (ownerId == null || ownerId.trim().isEmpty()) {
+            throw new InvalidArgumentException("ownerId must not be blank");
+        }
+        if (tombstoneTtl != null && tombstoneTtl.toMillis() <= 0) {
+            throw new InvalidArgumentException("tombstoneTtl must be positive");
+        }
+        String k = key(poolName, "destroy");
+        String v = PoolDestroyState.DESTROYED.name();
+        call("mark destroyed", () -> tombstoneTtl == null ? redis.set(k, v)
+                : redis.set(k, v, new SetParams().px(tombstoneTtl.toMillis())));
     }
 }

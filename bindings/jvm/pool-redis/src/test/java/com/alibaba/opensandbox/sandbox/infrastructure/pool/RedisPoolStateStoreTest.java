@@ -8,9 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.alibaba.opensandbox.sandbox.Sandbox;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.InvalidArgumentException;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolDestroyedException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolStateStoreUnavailableException;
 import com.alibaba.opensandbox.sandbox.domain.pool.AcquirePolicy;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolCreationSpec;
+import com.alibaba.opensandbox.sandbox.domain.pool.PoolDestroyState;
 import com.alibaba.opensandbox.sandbox.domain.pool.TakeIdleResult;
 import com.alibaba.opensandbox.sandbox.pool.SandboxPool;
 import java.io.File;
@@ -178,6 +180,30 @@ class RedisPoolStateStoreTest {
         assertTrue(s.tryAcquirePrimaryLock("p", "b", Duration.ofMillis(50)));
         Thread.sleep(120);
         assertTrue(s.tryAcquirePrimaryLock("p", "a", ttl), "an expired lock is free");
+    }
+
+    @Test
+    void destroyFencingAndTombstone() throws Exception {
+        RedisPoolStateStore s = store();
+        s.putIdle("d", "a");
+        s.setMaxIdle("d", 1);
+        assertTrue(s.tryAcquirePrimaryLock("d", "leader", Duration.ofMinutes(1)));
+        assertEquals(PoolDestroyState.ACTIVE, s.getDestroyState("d"));
+        s.beginDestroy("d", "mgr");
+        assertEquals(PoolDestroyState.DESTROYING, s.getDestroyState("d"));
+        assertThrows(PoolDestroyedException.class, () -> s.putIdle("d", "b"));
+        assertFalse(s.renewPrimaryLock("d", "leader", Duration.ofMinutes(1)));
+        assertEquals("a", s.tryTakeIdle("d")); // the drain still takes
+        s.clearPoolState("d");
+        assertNull(s.getMaxIdle("d"));
+        s.markDestroyed("d", "mgr", Duration.ofMillis(200));
+        assertEquals(PoolDestroyState.DESTROYED, s.getDestroyState("d"));
+        assertThrows(PoolDestroyedException.class, () -> s.beginDestroy("d", "mgr"));
+        assertThrows(PoolDestroyedException.class, () -> s.setMaxIdle("d", 1));
+        Thread.sleep(300);
+        assertEquals(PoolDestroyState.ACTIVE, s.getDestroyState("d"));
+        s.putIdle("d", "c");
+        assertEquals("c", s.tryTakeIdle("d"));
     }
 
     @Test
