@@ -9,86 +9,136 @@ import com.alibaba.opensandbox.sandbox.domain.pool.PoolDestroyState;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolStateStore;
 import com.alibaba.opensandbox.sandbox.domain.pool.StoreCounters;
 import com.alibaba.opensandbox.sandbox.domain.pool.TakeIdleResult;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.params.SetParams;
 
 /**
- * A {@link PoolStateStore} in Redis, for pools shared by several processes. Per pool (under
- * {@code keyPrefix}): a list of idle ids in hand-out order, a sorted set of their expiry times (the
- * membership), the primary lock (a key holding the owner id, with a TTL), the shared max idle target and
- * the idle entry TTL. Takes, puts, reaps and lock renewals are Lua scripts, so each is atomic.
+ * A {@link PoolStateStore} in Redis, for pools shared by several processes, in the official SDKs' layout
+ * (the same keys and scripts as this family's Python and Go stores, so pools of any of them can share a
+ * namespace). Per pool, under {@code {keyPrefix}:{<base64url(poolName)>}:} (one Redis Cluster hash slot
+ * per pool): {@code idle:list} (ids, oldest first), {@code idle:expires} (hash id to expiry in ms: the
+ * membership), {@code lock} (the primary lock: owner id with a TTL), {@code maxIdle},
+ * {@code idleTtlMillis}, and the destroy tombstone {@code destroy:state} / {@code destroy:owner}. Takes,
+ * puts, reaps and lock changes are Lua scripts on Redis's own clock ({@code TIME}), so each is atomic and
+ * instances with skewed clocks agree.
  *
  * <p>The caller creates, configures and closes the client, which must be safe for concurrent use
- * ({@code JedisPooled}). Standalone Redis (or a compatible proxy) only: the keys of one pool are not
- * hash-tagged for Redis Cluster. Redis failures surface as {@link PoolStateStoreUnavailableException}.
+ * ({@code JedisPooled}). Redis failures surface as {@link PoolStateStoreUnavailableException}; a write to
+ * a destroyed namespace as {@code PoolDestroyedException}.
  */
 public final class RedisPoolStateStore implements PoolStateStore {
-    private static final long DEFAULT_IDLE_TTL_MS = Duration.ofHours(24).toMillis();
+    public static final String DEFAULT_KEY_PREFIX = "opensandbox:pool";
+    private static final Duration DEFAULT_IDLE_TTL = Duration.ofHours(24);
 
-    // KEYS: list, zset. ARGV: now ms, cutoff ms. Returns {id or "", discarded...}.
-    private static final String TAKE = String.join("\n",
-            "local out = {''}",
+    private static final String NOW_MS = "local t = redis.call('TIME')\n"
+            + "local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n";
+    // KEYS: idle list, expiry hash. ARGV: minimum remaining TTL (ms). nil, or {id or '', {skipped alive ids}}.
+    private static final String TAKE_IDLE = NOW_MS + String.join("\n",
+            "local cutoff_ms = now_ms + (tonumber(ARGV[1]) or 0)",
+            "local skipped = {}",
             "while true do",
             "  local id = redis.call('LPOP', KEYS[1])",
-            "  if not id then break end",
-            "  local exp = redis.call('ZSCORE', KEYS[2], id)",
+            "  if not id then",
+            "    if #skipped == 0 then return nil end",
+            "    return {'', skipped}",
+            "  end",
+            "  local exp = redis.call('HGET', KEYS[2], id)",
             "  if exp then",
-            "    redis.call('ZREM', KEYS[2], id)",
+            "    redis.call('HDEL', KEYS[2], id)",
             "    exp = tonumber(exp)",
-            "    if exp > tonumber(ARGV[2]) then out[1] = id; break end",
-            "    if exp > tonumber(ARGV[1]) then table.insert(out, id) end",
+            "    if exp > cutoff_ms then return {id, skipped} end",
+            "    if exp > now_ms then table.insert(skipped, id) end",
+            "  end",
+            "end");
+    // KEYS: idle list, expiry hash, destroy state. ARGV: id, idle TTL (ms). -1 fenced, 0 already idle, 1 added.
+    private static final String PUT_IDLE = "if redis.call('GET', KEYS[3]) then return -1 end\n" + NOW_MS
+            + String.join("\n",
+            "local current = redis.call('HGET', KEYS[2], ARGV[1])",
+            "if current and tonumber(current) > now_ms then return 0 end",
+            "if not current then redis.call('RPUSH', KEYS[1], ARGV[1]) end",
+            "redis.call('HSET', KEYS[2], ARGV[1], now_ms + tonumber(ARGV[2]))",
+            "return 1");
+    // KEYS: lock, destroy state. ARGV: owner, TTL (ms). Takes a free lock or extends our own.
+    private static final String ACQUIRE_LOCK = String.join("\n",
+            "if redis.call('GET', KEYS[2]) then return 0 end",
+            "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end",
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then",
+            "  redis.call('PEXPIRE', KEYS[1], ARGV[2])",
+            "  return 1",
+            "end",
+            "return 0");
+    // KEYS: lock, destroy state. ARGV: owner, TTL (ms). Extends only a lock we still hold.
+    private static final String RENEW_LOCK = String.join("\n",
+            "if redis.call('GET', KEYS[2]) then return 0 end",
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then",
+            "  redis.call('PEXPIRE', KEYS[1], ARGV[2])",
+            "  return 1",
+            "end",
+            "return 0");
+    // KEYS: lock. ARGV: owner. Never deletes another owner's lock.
+    private static final String RELEASE_LOCK =
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end\nreturn 0";
+    // KEYS: idle list, expiry hash. ARGV: minimum remaining TTL (ms). Returns the evicted ids still alive.
+    private static final String REAP_IDLE = NOW_MS + String.join("\n",
+            "local cutoff_ms = now_ms + (tonumber(ARGV[1]) or 0)",
+            "local alive = {}",
+            "local entries = redis.call('HGETALL', KEYS[2])",
+            "for i = 1, #entries, 2 do",
+            "  local exp = tonumber(entries[i + 1])",
+            "  if exp <= cutoff_ms then",
+            "    redis.call('HDEL', KEYS[2], entries[i])",
+            "    redis.call('LREM', KEYS[1], 0, entries[i])",
+            "    if exp > now_ms then table.insert(alive, entries[i]) end",
             "  end",
             "end",
-            "return out");
-    // KEYS: list, zset, ttl key, destroy key. ARGV: id, now ms, default ttl ms. -1: fenced.
-    private static final String PUT = String.join("\n",
-            "if redis.call('EXISTS', KEYS[4]) == 1 then return -1 end",
-            "local cur = redis.call('ZSCORE', KEYS[2], ARGV[1])",
-            "local now = tonumber(ARGV[2])",
-            "if cur and tonumber(cur) > now then return 0 end",
-            "if not cur then redis.call('RPUSH', KEYS[1], ARGV[1]) end",
-            "local ttl = tonumber(redis.call('GET', KEYS[3]) or ARGV[3])",
-            "redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])",
+            "return alive");
+    // KEYS: value key, destroy state. ARGV: value. -1 when fenced.
+    private static final String SET_FENCED = String.join("\n",
+            "if redis.call('GET', KEYS[2]) then return -1 end",
+            "redis.call('SET', KEYS[1], ARGV[1])",
             "return 1");
-    // KEYS: list, zset. ARGV: id.
-    private static final String REMOVE = String.join("\n",
-            "redis.call('ZREM', KEYS[2], ARGV[1])",
-            "redis.call('LREM', KEYS[1], 0, ARGV[1])",
-            "return 1");
-    // KEYS: list, zset. ARGV: now ms, cutoff ms. Returns the alive evicted ids.
-    private static final String REAP = String.join("\n",
-            "local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'WITHSCORES')",
-            "local out = {}",
-            "for i = 1, #ids, 2 do",
-            "  redis.call('ZREM', KEYS[2], ids[i])",
-            "  redis.call('LREM', KEYS[1], 0, ids[i])",
-            "  if tonumber(ids[i + 1]) > tonumber(ARGV[1]) then table.insert(out, ids[i]) end",
-            "end",
-            "return out");
-    // KEYS: lock, destroy key. ARGV: owner, ttl ms, renew-only flag ("1").
-    private static final String LOCK = String.join("\n",
-            "if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end",
-            "local cur = redis.call('GET', KEYS[1])",
-            "if cur == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]); return 1 end",
-            "if cur or ARGV[3] == '1' then return 0 end",
-            "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])",
-            "return 1");
-    // KEYS: destroy key. ARGV: DESTROYED. 0: already destroyed.
+    // KEYS: destroy state, destroy owner. ARGV: DESTROYING, DESTROYED, owner. -1 when already destroyed.
     private static final String BEGIN_DESTROY = String.join("\n",
-            "if redis.call('GET', KEYS[1]) == ARGV[1] then return 0 end",
-            "redis.call('SET', KEYS[1], 'DESTROYING')",
+            "if redis.call('GET', KEYS[1]) == ARGV[2] then return -1 end",
+            "redis.call('SET', KEYS[1], ARGV[1])",
+            "redis.call('SET', KEYS[2], ARGV[3])",
             "return 1");
-    // KEYS: lock. ARGV: owner.
-    private static final String UNLOCK = String.join("\n",
-            "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end",
-            "return 1");
+
+    /** The keys of one pool. */
+    private static final class Keys {
+        final String idleList;
+        final String idleExpires;
+        final String lock;
+        final String maxIdle;
+        final String idleTtl;
+        final String destroyState;
+        final String destroyOwner;
+
+        Keys(String prefix, String poolName) {
+            if (poolName == null || poolName.trim().isEmpty()) {
+                throw new InvalidArgumentException("poolName must not be blank");
+            }
+            String tag = Base64.getUrlEncoder().withoutPadding().encodeToString(poolName.getBytes(StandardCharsets.UTF_8));
+            String base = prefix + ":{" + tag + "}:";
+            idleList = base + "idle:list";
+            idleExpires = base + "idle:expires";
+            lock = base + "lock";
+            maxIdle = base + "maxIdle";
+            idleTtl = base + "idleTtlMillis";
+            destroyState = base + "destroy:state";
+            destroyOwner = base + "destroy:owner";
+        }
+    }
 
     private final UnifiedJedis redis;
     private final String keyPrefix;
@@ -104,27 +154,32 @@ public final class RedisPoolStateStore implements PoolStateStore {
         this.keyPrefix = keyPrefix;
     }
 
-    private String key(String poolName, String part) {
-        if (poolName == null || poolName.trim().isEmpty()) {
-            throw new InvalidArgumentException("poolName must not be blank");
-        }
-        return keyPrefix + ":" + poolName + ":" + part;
+    /** A store under {@link #DEFAULT_KEY_PREFIX}. */
+    public RedisPoolStateStore(UnifiedJedis redis) {
+        this(redis, DEFAULT_KEY_PREFIX);
     }
 
-    private List<String> idleKeys(String poolName) {
-        return List.of(key(poolName, "idle:order"), key(poolName, "idle:expires"));
+    private Keys keys(String poolName) {
+        return new Keys(keyPrefix, poolName);
     }
 
-    private <T> T call(String what, Supplier<T> op) {
+    private <T> T call(String operation, String poolName, Supplier<T> op) {
         try {
             return op.get();
         } catch (JedisException e) {
-            throw new PoolStateStoreUnavailableException("Redis pool state store: " + what + " failed: " + e.getMessage(), e);
+            throw new PoolStateStoreUnavailableException("Redis pool state store operation failed: operation=" + operation
+                    + " poolName=" + poolName + ": " + e.getMessage(), e);
         }
     }
 
-    private static long nowMs() {
-        return System.currentTimeMillis();
+    private void fenced(String poolName, Object reply) {
+        if (Long.valueOf(-1).equals(reply)) {
+            throw new PoolDestroyedException("Pool namespace is " + getDestroyState(poolName) + ": poolName=" + poolName);
+        }
+    }
+
+    private static long millis(Duration d) {
+        return d == null ? 0 : Math.max(0, d.toMillis());
     }
 
     @Override
@@ -134,16 +189,21 @@ public final class RedisPoolStateStore implements PoolStateStore {
 
     @Override
     public TakeIdleResult tryTakeIdle(String poolName, Duration minRemainingTtl) {
-        List<String> keys = idleKeys(poolName);
-        long now = nowMs();
-        long cutoff = now + (minRemainingTtl == null ? 0 : minRemainingTtl.toMillis());
-        List<?> r = call("take", () -> (List<?>) redis.eval(TAKE, keys, List.of(Long.toString(now), Long.toString(cutoff))));
-        String id = String.valueOf(r.get(0));
-        List<String> discarded = new ArrayList<>();
-        for (int i = 1; i < r.size(); i++) {
-            discarded.add(String.valueOf(r.get(i)));
+        Keys k = keys(poolName);
+        Object reply = call("tryTakeIdle", poolName, () -> redis.eval(TAKE_IDLE, List.of(k.idleList, k.idleExpires),
+                List.of(Long.toString(millis(minRemainingTtl)))));
+        if (!(reply instanceof List)) {
+            return TakeIdleResult.of(null);
         }
-        return new TakeIdleResult(id.isEmpty() ? null : id, discarded);
+        List<?> r = (List<?>) reply;
+        String id = r.isEmpty() || r.get(0) == null ? "" : String.valueOf(r.get(0));
+        List<String> skipped = new ArrayList<>();
+        if (r.size() > 1 && r.get(1) instanceof List) {
+            for (Object o : (List<?>) r.get(1)) {
+                skipped.add(String.valueOf(o));
+            }
+        }
+        return new TakeIdleResult(id.isEmpty() ? null : id, skipped);
     }
 
     @Override
@@ -151,46 +211,50 @@ public final class RedisPoolStateStore implements PoolStateStore {
         if (sandboxId == null || sandboxId.trim().isEmpty()) {
             throw new InvalidArgumentException("sandboxId must not be blank");
         }
-        List<String> keys = new ArrayList<>(idleKeys(poolName));
-        keys.add(key(poolName, "idle:ttl_ms"));
-        keys.add(key(poolName, "destroy"));
-        Object r = call("put", () -> redis.eval(PUT, keys,
-                List.of(sandboxId, Long.toString(nowMs()), Long.toString(DEFAULT_IDLE_TTL_MS))));
-        if (Long.valueOf(-1).equals(r)) {
-            throw fenced(poolName);
-        }
+        Keys k = keys(poolName);
+        Long ttlMs = getLong("resolveIdleTtl", poolName, k.idleTtl);
+        long ttl = Math.max(1, ttlMs == null ? DEFAULT_IDLE_TTL.toMillis() : ttlMs);
+        Object reply = call("putIdle", poolName, () -> redis.eval(PUT_IDLE, List.of(k.idleList, k.idleExpires, k.destroyState),
+                List.of(sandboxId, Long.toString(ttl))));
+        fenced(poolName, reply);
     }
 
     @Override
     public void removeIdle(String poolName, String sandboxId) {
-        call("remove", () -> redis.eval(REMOVE, idleKeys(poolName), List.of(sandboxId)));
+        Keys k = keys(poolName);
+        call("removeIdle", poolName, () -> {
+            redis.hdel(k.idleExpires, sandboxId);
+            return redis.lrem(k.idleList, 0, sandboxId);
+        });
     }
 
-    private boolean lock(String poolName, String ownerId, Duration ttl, boolean renewOnly) {
+    private boolean lockScript(String operation, String script, String poolName, String ownerId, Duration ttl) {
         if (ownerId == null || ownerId.trim().isEmpty()) {
             throw new InvalidArgumentException("ownerId must not be blank");
         }
         if (ttl == null || ttl.toMillis() <= 0) {
             throw new InvalidArgumentException("ttl must be positive");
         }
-        Object r = call("primary lock", () -> redis.eval(LOCK, List.of(key(poolName, "primary"), key(poolName, "destroy")),
-                List.of(ownerId, Long.toString(ttl.toMillis()), renewOnly ? "1" : "0")));
+        Keys k = keys(poolName);
+        Object r = call(operation, poolName, () -> redis.eval(script, List.of(k.lock, k.destroyState),
+                List.of(ownerId, Long.toString(ttl.toMillis()))));
         return Long.valueOf(1).equals(r);
     }
 
     @Override
     public boolean tryAcquirePrimaryLock(String poolName, String ownerId, Duration ttl) {
-        return lock(poolName, ownerId, ttl, false);
+        return lockScript("tryAcquirePrimaryLock", ACQUIRE_LOCK, poolName, ownerId, ttl);
     }
 
     @Override
     public boolean renewPrimaryLock(String poolName, String ownerId, Duration ttl) {
-        return lock(poolName, ownerId, ttl, true);
+        return lockScript("renewPrimaryLock", RENEW_LOCK, poolName, ownerId, ttl);
     }
 
     @Override
     public void releasePrimaryLock(String poolName, String ownerId) {
-        call("unlock", () -> redis.eval(UNLOCK, List.of(key(poolName, "primary")), List.of(String.valueOf(ownerId))));
+        Keys k = keys(poolName);
+        call("releasePrimaryLock", poolName, () -> redis.eval(RELEASE_LOCK, List.of(k.lock), List.of(String.valueOf(ownerId))));
     }
 
     @Override
@@ -198,48 +262,64 @@ public final class RedisPoolStateStore implements PoolStateStore {
         reapExpiredIdle(poolName, now, Duration.ZERO);
     }
 
+    /** Reaps on Redis's clock ({@code now} is not used: every instance agrees on one clock). */
     @Override
     public List<String> reapExpiredIdle(String poolName, Instant now, Duration minRemainingTtl) {
-        long n = now.toEpochMilli();
-        long cutoff = n + (minRemainingTtl == null ? 0 : minRemainingTtl.toMillis());
-        List<?> r = call("reap", () -> (List<?>) redis.eval(REAP, idleKeys(poolName),
-                List.of(Long.toString(n), Long.toString(cutoff))));
+        Keys k = keys(poolName);
+        Object reply = call("reapExpiredIdle", poolName, () -> redis.eval(REAP_IDLE, List.of(k.idleList, k.idleExpires),
+                List.of(Long.toString(millis(minRemainingTtl)))));
         List<String> out = new ArrayList<>();
-        for (Object o : r) {
-            out.add(String.valueOf(o));
+        if (reply instanceof List) {
+            for (Object o : (List<?>) reply) {
+                out.add(String.valueOf(o));
+            }
         }
         return out;
     }
 
     @Override
     public StoreCounters snapshotCounters(String poolName) {
-        long now = nowMs();
-        long n = call("count", () -> redis.zcount(key(poolName, "idle:expires"), "(" + now, "+inf"));
-        return new StoreCounters((int) n);
+        Keys k = keys(poolName);
+        return new StoreCounters((int) (long) call("snapshotCounters", poolName, () -> redis.hlen(k.idleExpires)));
     }
 
     @Override
     public List<IdleEntry> snapshotIdleEntries(String poolName) {
-        List<String> order = call("list", () -> redis.lrange(key(poolName, "idle:order"), 0, -1));
+        Keys k = keys(poolName);
+        List<String> ids = call("snapshotIdleEntries", poolName, () -> redis.lrange(k.idleList, 0, -1));
+        Map<String, String> expires = call("snapshotIdleEntries", poolName, () -> redis.hgetAll(k.idleExpires));
         List<IdleEntry> out = new ArrayList<>();
-        long now = nowMs();
-        java.util.Set<String> seen = new java.util.HashSet<>();
-        for (String id : order) {
-            if (!seen.add(id)) {
-                continue;
-            }
-            Double exp = call("score", () -> redis.zscore(key(poolName, "idle:expires"), id));
-            if (exp != null && exp > now) {
-                out.add(new IdleEntry(id, Instant.ofEpochMilli(exp.longValue())));
+        for (String id : ids) {
+            String exp = expires.get(id);
+            if (exp != null) {
+                out.add(new IdleEntry(id, Instant.ofEpochMilli(Long.parseLong(exp))));
             }
         }
         return Collections.unmodifiableList(out);
     }
 
+    private Long getLong(String operation, String poolName, String key) {
+        String v = call(operation, poolName, () -> redis.get(key));
+        if (v == null) {
+            return null;
+        }
+        try {
+            return Long.valueOf(v);
+        } catch (NumberFormatException e) {
+            return null; // a foreign value under our key: treat as unset
+        }
+    }
+
     @Override
     public Integer getMaxIdle(String poolName) {
-        String v = call("get max idle", () -> redis.get(key(poolName, "max_idle")));
-        return v == null ? null : Integer.valueOf(v);
+        Long v = getLong("getMaxIdle", poolName, keys(poolName).maxIdle);
+        return v == null ? null : v.intValue();
+    }
+
+    private void setFenced(String operation, String poolName, String key, long value) {
+        Keys k = keys(poolName);
+        fenced(poolName, call(operation, poolName, () -> redis.eval(SET_FENCED, List.of(key, k.destroyState),
+                List.of(Long.toString(value)))));
     }
 
     @Override
@@ -247,8 +327,7 @@ public final class RedisPoolStateStore implements PoolStateStore {
         if (maxIdle < 0) {
             throw new InvalidArgumentException("maxIdle must be >= 0");
         }
-        rejectIfDestroyed(poolName);
-        call("set max idle", () -> redis.set(key(poolName, "max_idle"), Integer.toString(maxIdle)));
+        setFenced("setMaxIdle", poolName, keys(poolName).maxIdle, maxIdle);
     }
 
     @Override
@@ -256,24 +335,20 @@ public final class RedisPoolStateStore implements PoolStateStore {
         if (idleTtl == null || idleTtl.toMillis() <= 0) {
             throw new InvalidArgumentException("idleTtl must be positive");
         }
-        rejectIfDestroyed(poolName);
-        call("set idle ttl", () -> redis.set(key(poolName, "idle:ttl_ms"), Long.toString(idleTtl.toMillis())));
-    }
-
-    private PoolDestroyedException fenced(String poolName) {
-        return new PoolDestroyedException("Pool namespace is " + getDestroyState(poolName) + ": poolName=" + poolName);
-    }
-
-    private void rejectIfDestroyed(String poolName) {
-        if (getDestroyState(poolName) != PoolDestroyState.ACTIVE) {
-            throw fenced(poolName);
-        }
+        setFenced("setIdleEntryTtl", poolName, keys(poolName).idleTtl, idleTtl.toMillis());
     }
 
     @Override
     public PoolDestroyState getDestroyState(String poolName) {
-        String v = call("destroy state", () -> redis.get(key(poolName, "destroy")));
-        return v == null ? PoolDestroyState.ACTIVE : PoolDestroyState.valueOf(v);
+        Keys k = keys(poolName);
+        String v = call("getDestroyState", poolName, () -> redis.get(k.destroyState));
+        if (PoolDestroyState.DESTROYING.name().equals(v)) {
+            return PoolDestroyState.DESTROYING;
+        }
+        if (PoolDestroyState.DESTROYED.name().equals(v)) {
+            return PoolDestroyState.DESTROYED;
+        }
+        return PoolDestroyState.ACTIVE;
     }
 
     @Override
@@ -281,17 +356,18 @@ public final class RedisPoolStateStore implements PoolStateStore {
         if (ownerId == null || ownerId.trim().isEmpty()) {
             throw new InvalidArgumentException("ownerId must not be blank");
         }
-        Object r = call("begin destroy", () -> redis.eval(BEGIN_DESTROY, List.of(key(poolName, "destroy")),
-                List.of(PoolDestroyState.DESTROYED.name())));
-        if (!Long.valueOf(1).equals(r)) {
+        Keys k = keys(poolName);
+        Object r = call("beginDestroy", poolName, () -> redis.eval(BEGIN_DESTROY, List.of(k.destroyState, k.destroyOwner),
+                List.of(PoolDestroyState.DESTROYING.name(), PoolDestroyState.DESTROYED.name(), ownerId)));
+        if (Long.valueOf(-1).equals(r)) {
             throw new PoolDestroyedException("Pool namespace is already DESTROYED: poolName=" + poolName);
         }
     }
 
     @Override
     public void clearPoolState(String poolName) {
-        call("clear", () -> redis.del(key(poolName, "idle:order"), key(poolName, "idle:expires"),
-                key(poolName, "idle:ttl_ms"), key(poolName, "max_idle"), key(poolName, "primary")));
+        Keys k = keys(poolName);
+        call("clearPoolState", poolName, () -> redis.del(k.idleList, k.idleExpires, k.lock, k.maxIdle, k.idleTtl));
     }
 
     @Override
@@ -302,9 +378,15 @@ public final class RedisPoolStateStore implements PoolStateStore {
         if (tombstoneTtl != null && tombstoneTtl.toMillis() <= 0) {
             throw new InvalidArgumentException("tombstoneTtl must be positive");
         }
-        String k = key(poolName, "destroy");
-        String v = PoolDestroyState.DESTROYED.name();
-        call("mark destroyed", () -> tombstoneTtl == null ? redis.set(k, v)
-                : redis.set(k, v, new SetParams().px(tombstoneTtl.toMillis())));
+        Keys k = keys(poolName);
+        call("markDestroyed", poolName, () -> {
+            if (tombstoneTtl == null) {
+                redis.set(k.destroyState, PoolDestroyState.DESTROYED.name());
+                return redis.set(k.destroyOwner, ownerId);
+            }
+            long px = Math.max(1, tombstoneTtl.toMillis());
+            redis.set(k.destroyState, PoolDestroyState.DESTROYED.name(), new SetParams().px(px));
+            return redis.set(k.destroyOwner, ownerId, new SetParams().px(px));
+        });
     }
 }

@@ -2,6 +2,7 @@ package com.alibaba.opensandbox.sandbox.infrastructure.pool;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -159,8 +160,10 @@ class RedisPoolStateStoreTest {
         s.setIdleEntryTtl("p", Duration.ofMillis(1));
         s.putIdle("p", "gone");
         Thread.sleep(5);
-        assertEquals(0, s.snapshotCounters("p").getIdleCount());
+        // The counter is the membership hash (as in the official stores): expired entries count until reaped.
+        assertTrue(s.snapshotIdleEntries("p").get(0).getExpiresAt().isBefore(Instant.now()));
         assertEquals(List.of(), s.reapExpiredIdle("p", Instant.now(), Duration.ZERO));
+        assertEquals(0, s.snapshotCounters("p").getIdleCount());
         assertNull(s.tryTakeIdle("p"));
     }
 
@@ -204,6 +207,21 @@ class RedisPoolStateStoreTest {
         assertEquals(PoolDestroyState.ACTIVE, s.getDestroyState("d"));
         s.putIdle("d", "c");
         assertEquals("c", s.tryTakeIdle("d"));
+    }
+
+    @Test
+    void theKeysAreTheOfficialLayout() {
+        String prefix = "layout:" + UUID.randomUUID();
+        RedisPoolStateStore s = new RedisPoolStateStore(redis, prefix);
+        s.putIdle("my pool", "sb-1");
+        s.setMaxIdle("my pool", 2);
+        assertTrue(s.tryAcquirePrimaryLock("my pool", "me", Duration.ofSeconds(30)));
+        // base64url("my pool") = bXkgcG9vbA, in braces: one cluster hash slot per pool.
+        String base = prefix + ":{bXkgcG9vbA}:";
+        assertEquals(List.of("sb-1"), redis.lrange(base + "idle:list", 0, -1));
+        assertNotNull(redis.hget(base + "idle:expires", "sb-1"));
+        assertEquals("2", redis.get(base + "maxIdle"));
+        assertEquals("me", redis.get(base + "lock"));
     }
 
     @Test
