@@ -32,7 +32,7 @@ build-dotnet: setup-dotnet build
 	cp $(DOTNET_LIB)/*.dll $(DOTNET_LIB)/*.mdb $(DOTNET_OUT)/driver/
 	mcs $(MCS_FLAGS) -target:exe -out:$(DOTNET_OUT)/driver/OpenSandbox.Conformance.exe \
 	    -r:$(DOTNET_LIB)/Alibaba.OpenSandbox.dll -r:$(DOTNET_LIB)/Alibaba.OpenSandbox.CodeInterpreter.dll \
-	    conformance/drivers/csharp/Driver.cs $(DOTNET_DIR)/src/Internal/Json.cs
+	    conformance/drivers/csharp/*.cs $(DOTNET_DIR)/src/Internal/Json.cs
 
 build-csharp: build-dotnet
 

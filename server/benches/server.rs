@@ -367,7 +367,7 @@ fn scenarios() -> (Vec<Scenario>, Vec<String>) {
     let wanted: Option<Vec<String>> = std::env::var("BENCH_RUNTIMES")
         .ok()
         .map(|v| v.split(',').map(|s| s.trim().to_string()).collect());
-    let wants = |n: &str| wanted.as_ref().map_or(true, |w| w.iter().any(|x| x == n));
+    let wants = |n: &str| wanted.as_ref().is_none_or(|w| w.iter().any(|x| x == n));
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     if wants("bwrap") {

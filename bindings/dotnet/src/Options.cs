@@ -24,13 +24,18 @@ namespace OpenSandbox
         public IReadOnlyList<string> Entrypoint { get; set; }
         public IReadOnlyDictionary<string, string> Env { get; set; }
         public IReadOnlyDictionary<string, string> Metadata { get; set; }
+        /// <summary>(1.1) Hooks run inside the sandbox: before the entrypoint, and on schedules.</summary>
+        public SandboxLifecycle Lifecycle { get; set; }
         public NetworkPolicy NetworkPolicy { get; set; }
-        public IReadOnlyDictionary<string, object> CredentialProxy { get; set; }
+        /// <summary>Starts the credential-vault proxy (needed by <see cref="Sandbox.CredentialVault"/>).</summary>
+        public CredentialProxyConfig CredentialProxy { get; set; }
         public PlatformSpec Platform { get; set; }
         public IReadOnlyList<Volume> Volumes { get; set; }
         public IReadOnlyDictionary<string, string> Extensions { get; set; }
         public bool? SecureAccess { get; set; }
         public IReadOnlyDictionary<string, string> Resource { get; set; }
+        /// <summary>(1.1) Guaranteed minimums (Kubernetes Burstable QoS when below Resource).</summary>
+        public IReadOnlyDictionary<string, string> ResourceRequests { get; set; }
         /// <summary>Sandbox TTL in seconds; default 600. Ignored with ManualCleanup.</summary>
         public int? TimeoutSeconds { get; set; }
         /// <summary>No TTL: the sandbox lives until killed.</summary>
@@ -39,6 +44,28 @@ namespace OpenSandbox
         public Func<Sandbox, Task<bool>> HealthCheck { get; set; }
         public int? ReadyTimeoutSeconds { get; set; }
         /// <summary>Milliseconds between health checks; default 200.</summary>
+        public int? HealthCheckPollingInterval { get; set; }
+    }
+
+    /// <summary>
+    /// (1.1) Options of <see cref="Sandbox.CreateFromTemplateAsync"/>: the template fixes the
+    /// workload (entrypoint, env, resources, volumes, platform, lifecycle); only metadata,
+    /// network policy and extensions may accompany it, and the timeout is required.
+    /// </summary>
+    public class SandboxCreateFromTemplateOptions
+    {
+        public ConnectionConfig ConnectionConfig { get; set; }
+        public SdkDiagnosticsOptions Diagnostics { get; set; }
+        /// <summary>Id of a Succeeded template (see <see cref="SandboxManager.CreateTemplateAsync"/>). Required.</summary>
+        public string TemplateId { get; set; }
+        /// <summary>Sandbox TTL in seconds. Required (positive).</summary>
+        public int TimeoutSeconds { get; set; }
+        public IReadOnlyDictionary<string, string> Metadata { get; set; }
+        public NetworkPolicy NetworkPolicy { get; set; }
+        public IReadOnlyDictionary<string, string> Extensions { get; set; }
+        public bool SkipHealthCheck { get; set; }
+        public Func<Sandbox, Task<bool>> HealthCheck { get; set; }
+        public int? ReadyTimeoutSeconds { get; set; }
         public int? HealthCheckPollingInterval { get; set; }
     }
 
@@ -79,6 +106,17 @@ namespace OpenSandbox
         public IReadOnlyList<string> States { get; set; }
         public IReadOnlyDictionary<string, string> Metadata { get; set; }
         public int? Page { get; set; }
+        public int? PageSize { get; set; }
+    }
+
+    /// <summary>(1.1) Filter of <see cref="SandboxManager.ListTemplatesAsync"/>.</summary>
+    public class TemplateFilter
+    {
+        /// <summary>Metadata to match (AND).</summary>
+        public IReadOnlyDictionary<string, string> Metadata { get; set; }
+        /// <summary>1-based page.</summary>
+        public int? Page { get; set; }
+        /// <summary>1..200.</summary>
         public int? PageSize { get; set; }
     }
 }

@@ -31,6 +31,8 @@ namespace OpenSandbox
             Health = new HealthService(_core);
             Metrics = new MetricsService(_core);
             Pty = new PtyService(_core);
+            Isolation = new IsolatedSessionsService(_core);
+            CredentialVault = new CredentialVaultService(_core);
             _egress = new EgressService(_core);
         }
 
@@ -42,6 +44,10 @@ namespace OpenSandbox
         public IExecdMetrics Metrics { get; private set; }
         /// <summary>Interactive PTY sessions and live background logs (extension).</summary>
         public IExecdPty Pty { get; private set; }
+        /// <summary>(1.1) Isolated sessions inside this sandbox.</summary>
+        public IIsolatedSessions Isolation { get; private set; }
+        /// <summary>The sandbox-scoped credential vault (create the sandbox with CredentialProxy.Enabled).</summary>
+        public ICredentialVault CredentialVault { get; private set; }
 
         internal SandboxCore Core { get { return _core; } }
 
@@ -53,6 +59,7 @@ namespace OpenSandbox
             var hasImage = !string.IsNullOrEmpty(options.Image);
             var hasSnapshot = !string.IsNullOrEmpty(options.SnapshotId);
             if (hasImage == hasSnapshot) throw new InvalidArgumentException("exactly one of Image and SnapshotId must be set");
+            if (hasSnapshot && options.Entrypoint != null) throw new InvalidArgumentException("Entrypoint must be omitted when SnapshotId is provided");
             if (!options.ManualCleanup && options.TimeoutSeconds.HasValue && options.TimeoutSeconds.Value <= 0)
                 throw new InvalidArgumentException("TimeoutSeconds must be positive (use ManualCleanup for no TTL)");
             var config = options.ConnectionConfig ?? new ConnectionConfig();
@@ -69,9 +76,11 @@ namespace OpenSandbox
             if (options.Env != null) o["env"] = ModelJson.StrMapToJson(options.Env);
             if (options.Metadata != null) o["metadata"] = ModelJson.StrMapToJson(options.Metadata);
             if (options.Resource != null) o["resource"] = ModelJson.StrMapToJson(options.Resource);
+            if (options.ResourceRequests != null) o["resource_requests"] = ModelJson.StrMapToJson(options.ResourceRequests);
+            if (options.Lifecycle != null) o["lifecycle"] = options.Lifecycle.ToJson();
             if (options.Platform != null) o["platform"] = Args.Of("os", options.Platform.Os, "arch", options.Platform.Arch);
             if (options.NetworkPolicy != null) o["network_policy"] = options.NetworkPolicy.ToJson();
-            if (options.CredentialProxy != null) o["credential_proxy"] = new Dictionary<string, object>(ToDict(options.CredentialProxy));
+            if (options.CredentialProxy != null) o["credential_proxy"] = Args.Of("enabled", options.CredentialProxy.Enabled);
             if (options.Volumes != null)
             {
                 var v = new List<object>();
@@ -80,14 +89,42 @@ namespace OpenSandbox
             }
             if (options.Extensions != null) o["extensions"] = ModelJson.StrMapToJson(options.Extensions);
             if (options.SecureAccess.HasValue) o["secure_access"] = options.SecureAccess.Value;
+            return await CreateWithAsync(config, o, options.SkipHealthCheck, options.HealthCheck, options.ReadyTimeoutSeconds, options.HealthCheckPollingInterval, cancellationToken).ConfigureAwait(false);
+        }
+
+        /// <summary>
+        /// (1.1) Creates a sandbox from a Succeeded template: the template fixes entrypoint,
+        /// env, resources, volumes, platform and lifecycle; TimeoutSeconds is required.
+        /// </summary>
+        public static async Task<Sandbox> CreateFromTemplateAsync(SandboxCreateFromTemplateOptions options, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            if (options == null) throw new InvalidArgumentException("options are required");
+            if (string.IsNullOrWhiteSpace(options.TemplateId)) throw new InvalidArgumentException("TemplateId is required");
+            if (options.TimeoutSeconds <= 0) throw new InvalidArgumentException("TimeoutSeconds is required in template mode and must be positive");
+            var config = options.ConnectionConfig ?? new ConnectionConfig();
+            var o = new Dictionary<string, object>
+            {
+                { "template_id", options.TemplateId },
+                { "timeout_s", (long)options.TimeoutSeconds },
+            };
+            ReadyArgs(o, "ready_timeout_s", options.ReadyTimeoutSeconds, options.HealthCheckPollingInterval);
+            if (options.Metadata != null) o["metadata"] = ModelJson.StrMapToJson(options.Metadata);
+            if (options.NetworkPolicy != null) o["network_policy"] = options.NetworkPolicy.ToJson();
+            if (options.Extensions != null) o["extensions"] = ModelJson.StrMapToJson(options.Extensions);
+            return await CreateWithAsync(config, o, options.SkipHealthCheck, options.HealthCheck, options.ReadyTimeoutSeconds, options.HealthCheckPollingInterval, cancellationToken).ConfigureAwait(false);
+        }
+
+        private static async Task<Sandbox> CreateWithAsync(ConnectionConfig config, Dictionary<string, object> o, bool skipHealthCheck, Func<Sandbox, Task<bool>> healthCheck,
+            int? readyTimeoutSeconds, int? pollingMillis, CancellationToken cancellationToken)
+        {
             // A custom health check runs here, so the core only creates and resolves.
-            o["skip_health_check"] = options.SkipHealthCheck || options.HealthCheck != null;
+            o["skip_health_check"] = skipHealthCheck || healthCheck != null;
             var sandbox = await OpenAsync("sandbox.create", config, o, cancellationToken).ConfigureAwait(false);
-            if (options.HealthCheck != null && !options.SkipHealthCheck)
+            if (healthCheck != null && !skipHealthCheck)
             {
                 try
                 {
-                    await sandbox.WaitUntilReadyAsync(ReadyOptions(options.ReadyTimeoutSeconds, options.HealthCheckPollingInterval, options.HealthCheck), cancellationToken).ConfigureAwait(false);
+                    await sandbox.WaitUntilReadyAsync(ReadyOptions(readyTimeoutSeconds, pollingMillis, healthCheck), cancellationToken).ConfigureAwait(false);
                 }
                 catch
                 {
@@ -99,13 +136,6 @@ namespace OpenSandbox
                 }
             }
             return sandbox;
-        }
-
-        private static IDictionary<string, object> ToDict(IReadOnlyDictionary<string, object> d)
-        {
-            var r = new Dictionary<string, object>();
-            foreach (var kv in d) r[kv.Key] = kv.Value;
-            return r;
         }
 
         private static void ReadyArgs(Dictionary<string, object> o, string timeoutKey, int? readyTimeoutSeconds, int? pollingMillis)
@@ -303,6 +333,48 @@ namespace OpenSandbox
                 }
                 await Task.Delay(interval, cancellationToken).ConfigureAwait(false);
             }
+        }
+
+        // ------------------------------------------------------------------ credential vault (flat form)
+
+        public Task<CredentialVaultState> CreateCredentialVaultAsync(IReadOnlyList<Credential> credentials, IReadOnlyList<CredentialBinding> bindings, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return CredentialVault.CreateAsync(credentials, bindings, cancellationToken);
+        }
+
+        public Task<CredentialVaultState> GetCredentialVaultAsync(CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return CredentialVault.GetAsync(cancellationToken);
+        }
+
+        public Task<CredentialVaultState> PatchCredentialVaultAsync(CredentialVaultPatchRequest request, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return CredentialVault.PatchAsync(request, cancellationToken);
+        }
+
+        public Task DeleteCredentialVaultAsync(CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return CredentialVault.DeleteAsync(cancellationToken);
+        }
+
+        public Task<IReadOnlyList<CredentialMetadata>> ListCredentialVaultCredentialsAsync(CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return CredentialVault.ListCredentialsAsync(cancellationToken);
+        }
+
+        public Task<CredentialMetadata> GetCredentialVaultCredentialAsync(string name, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return CredentialVault.GetCredentialAsync(name, cancellationToken);
+        }
+
+        public Task<IReadOnlyList<CredentialBindingMetadata>> ListCredentialVaultBindingsAsync(CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return CredentialVault.ListBindingsAsync(cancellationToken);
+        }
+
+        public Task<CredentialBindingMetadata> GetCredentialVaultBindingAsync(string name, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return CredentialVault.GetBindingAsync(name, cancellationToken);
         }
 
         /// <summary>Server diagnostics: process output of the sandbox. Extension (not in the official C# SDK).</summary>

@@ -147,6 +147,57 @@ namespace OpenSandbox
             return CallAsync("delete_snapshot", Args.Of("snapshot_id", snapshotId), cancellationToken);
         }
 
+        // ------------------------------------------------------------------ (1.1) templates
+
+        /// <summary>Declares a template build; it starts at phase Pending: poll <see cref="GetTemplateAsync"/> until Succeeded or Failed.</summary>
+        public async Task<TemplateInfo> CreateTemplateAsync(CreateTemplateRequest request, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            if (request == null) throw new InvalidArgumentException("request is required");
+            if (string.IsNullOrWhiteSpace(request.Image)) throw new InvalidArgumentException("CreateTemplateRequest.Image is required");
+            if (string.IsNullOrWhiteSpace(request.Publish)) throw new InvalidArgumentException("CreateTemplateRequest.Publish is required");
+            var args = Args.Of(
+                "image", request.Image,
+                "publish", request.Publish,
+                "resource_limits", ModelJson.StrMapToJson(request.ResourceLimits),
+                "entrypoint", request.Entrypoint == null ? null : Args.List(request.Entrypoint),
+                "env", ModelJson.StrMapToJson(request.Env),
+                "metadata", ModelJson.StrMapToJson(request.Metadata),
+                "format", request.Format);
+            if (request.Readiness != null)
+            {
+                if (request.Readiness.WarmupSeconds.HasValue && request.Readiness.WarmupSeconds.Value < 0)
+                    throw new InvalidArgumentException("TemplateReadiness.WarmupSeconds must not be negative");
+                args["readiness"] = Args.Of("probe", request.Readiness.Probe,
+                    "warmup_seconds", request.Readiness.WarmupSeconds.HasValue ? (object)(long)request.Readiness.WarmupSeconds.Value : null);
+            }
+            return TemplateInfo.FromJson(await CallAsync("create_template", args, cancellationToken).ConfigureAwait(false));
+        }
+
+        public async Task<TemplateInfo> GetTemplateAsync(string templateId, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            Args.Require(templateId, "templateId");
+            return TemplateInfo.FromJson(await CallAsync("get_template", Args.Of("template_id", templateId), cancellationToken).ConfigureAwait(false));
+        }
+
+        public async Task<ListTemplatesResponse> ListTemplatesAsync(TemplateFilter filter = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            filter = filter ?? new TemplateFilter();
+            if (filter.Page.HasValue && filter.Page.Value < 1) throw new InvalidArgumentException("Page is 1-based");
+            if (filter.PageSize.HasValue && (filter.PageSize.Value < 1 || filter.PageSize.Value > 200)) throw new InvalidArgumentException("PageSize must be in 1..200");
+            var args = Args.Of("metadata", ModelJson.StrMapToJson(filter.Metadata), "page", filter.Page, "page_size", filter.PageSize);
+            var r = await CallAsync("list_templates", args, cancellationToken).ConfigureAwait(false);
+            var items = new List<TemplateInfo>();
+            foreach (var x in Json.Arr(Json.Get(r, "template_infos")) ?? new List<object>()) items.Add(TemplateInfo.FromJson(x));
+            return new ListTemplatesResponse { Items = items, Pagination = PaginationInfo.FromJson(Json.Get(r, "pagination")) };
+        }
+
+        /// <summary>Deletes a template; sandboxes created from it keep running.</summary>
+        public Task DeleteTemplateAsync(string templateId, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            Args.Require(templateId, "templateId");
+            return CallAsync("delete_template", Args.Of("template_id", templateId), cancellationToken);
+        }
+
         /// <summary>Server diagnostics (extension, not in the official C# SDK).</summary>
         public async Task<DiagnosticContent> GetDiagnosticLogsAsync(string sandboxId, string scope, CancellationToken cancellationToken = default(CancellationToken))
         {

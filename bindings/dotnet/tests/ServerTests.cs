@@ -44,7 +44,9 @@ namespace OpenSandbox.Tests.Server
             // Line framing, as scripts/with-server.sh (the kept framing is a conformance case).
             var framing = Environment.GetEnvironmentVariable("WITH_SERVER_FRAMING");
             if (string.IsNullOrEmpty(framing)) framing = "lines";
-            var psi = new ProcessStartInfo(bin, "--listen 127.0.0.1:0 --api-key " + ApiKey + " --data-dir " + _dataDir + " --runtime " + runtime + " --output-framing " + framing)
+            // More flags, as scripts/with-server.sh (e.g. "--registry-mirror HOST:PORT" for runc).
+            var extra = Environment.GetEnvironmentVariable("WITH_SERVER_ARGS") ?? "";
+            var psi = new ProcessStartInfo(bin, "--listen 127.0.0.1:0 --api-key " + ApiKey + " --data-dir " + _dataDir + " --runtime " + runtime + " --output-framing " + framing + " " + extra)
             {
                 UseShellExecute = false,
                 RedirectStandardOutput = true,

@@ -186,7 +186,7 @@ namespace OpenSandbox.Conformance
         }
     }
 
-    internal static class Program
+    internal static partial class Program
     {
         private static readonly Dictionary<string, Sandbox> Sandboxes = new Dictionary<string, Sandbox>();
         private static readonly Dictionary<string, Task<Dictionary<string, object>>> Runs = new Dictionary<string, Task<Dictionary<string, object>>>();
@@ -225,7 +225,7 @@ namespace OpenSandbox.Conformance
             {
                 { "hello", "opensandbox-conformance" }, { "protocol", 1L }, { "language", "csharp" },
                 { "sdk", "Alibaba.OpenSandbox (bindings/dotnet)" }, { "sdk_version", Constants.SdkVersion },
-                { "ops", Ops.Cast<object>().ToList() },
+                { "ops", Ops.Concat(Ops11).Cast<object>().ToList() },
             };
             stdout.WriteLine(Json.Write(hello));
             string line;
@@ -383,6 +383,8 @@ namespace OpenSandbox.Conformance
                 case "pty": return await PtyOp(op, a).ConfigureAwait(false);
                 case "files":
                 case "metrics": return await FileOp(op, a).ConfigureAwait(false);
+                case "credential_vault": return await VaultOp(op, a).ConfigureAwait(false);
+                case "isolation": return await IsolationOp(op, a).ConfigureAwait(false);
             }
             throw new DriverError("unsupported_op", "unsupported op " + op);
         }
@@ -402,6 +404,12 @@ namespace OpenSandbox.Conformance
             {
                 case "sandbox.create":
                 {
+                    if (a.OptStr("template_id") != null)
+                    {
+                        var t = await CreateFromTemplate(a).ConfigureAwait(false);
+                        Keep(a, t);
+                        return new Dictionary<string, object> { { "id", t.Id } };
+                    }
                     var o = new SandboxCreateOptions
                     {
                         ConnectionConfig = Config(a),
@@ -427,6 +435,7 @@ namespace OpenSandbox.Conformance
                         var da = np.OptStr("default_action");
                         if (da != null) o.NetworkPolicy.DefaultAction = da == "allow" ? NetworkRuleAction.Allow : NetworkRuleAction.Deny;
                     }
+                    CreateOptions11(a, o);
                     var s = await Sandbox.CreateAsync(o).ConfigureAwait(false);
                     Keep(a, s);
                     return new Dictionary<string, object> { { "id", s.Id } };
@@ -533,6 +542,11 @@ namespace OpenSandbox.Conformance
                             { "snapshot_infos", r.Items.Select(x => (object)Snapshot(x)).ToList() }, { "pagination", Page(r.Pagination) },
                         };
                     }
+                    case "manager.create_template":
+                    case "manager.get_template":
+                    case "manager.list_templates":
+                    case "manager.delete_template":
+                        return await TemplateOp(op, m, a).ConfigureAwait(false);
                 }
             }
             throw new DriverError("unsupported_op", "unsupported op " + op);
@@ -610,13 +624,17 @@ namespace OpenSandbox.Conformance
                     var opts = CommandOptions(a);
                     // Without handlers the SDK folds the run itself (RunAsync without handlers).
                     var useHandlers = a.Bool("handlers") || a.Bool("digest");
+                    var argv = a.StrList("argv");
+                    if (argv != null) return await Finish(sb.Commands.RunAsync(argv, opts, rec.HandlersIf(useHandlers)), rec).ConfigureAwait(false);
                     return await Finish(sb.Commands.RunAsync(a.Str("command"), opts, rec.HandlersIf(useHandlers)), rec).ConfigureAwait(false);
                 }
                 case "commands.start":
                 {
                     var rec = new Recorder(a.Bool("handlers"), false) { Skip = a.Bool("skip_accumulation") };
-                    var cmd = a.Str("command");
                     var opts = CommandOptions(a);
+                    var argv = a.StrList("argv");
+                    if (argv != null) return await Start(rec, (h, ct) => sb.Commands.RunAsync(argv, opts, h, ct)).ConfigureAwait(false);
+                    var cmd = a.Str("command");
                     return await Start(rec, (h, ct) => sb.Commands.RunAsync(cmd, opts, h, ct)).ConfigureAwait(false);
                 }
                 case "commands.interrupt": await sb.Commands.InterruptAsync(a.Str("id")).ConfigureAwait(false); return null;
@@ -745,7 +763,7 @@ namespace OpenSandbox.Conformance
         private static async Task<object> FileOp(string op, A a)
         {
             var sb = await GetSandbox(a).ConfigureAwait(false);
-            var f = sb.Files;
+            var f = await FileTarget(sb, a).ConfigureAwait(false);
             switch (op)
             {
                 case "files.write_file": await f.WriteFilesAsync(new[] { Entry(a) }).ConfigureAwait(false); return null;

@@ -97,7 +97,7 @@ impl ExecdClient {
             None if command.trim().is_empty() => {
                 return Err(Error::invalid_argument(OP, "command must not be blank"));
             }
-            Some(argv) if argv.first().map_or(true, |p| p.is_empty()) => {
+            Some(argv) if argv.first().is_none_or(|p| p.is_empty()) => {
                 return Err(Error::invalid_argument(
                     OP,
                     "argv[0] must be a non-empty program",

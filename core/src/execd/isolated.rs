@@ -86,7 +86,7 @@ impl ExecdClient {
         request: &CreateIsolatedSessionRequest,
     ) -> Result<IsolatedSessionInfo> {
         const OP: &str = "isolation.create";
-        if request.workspace.is_none() && request.overlays.as_ref().map_or(true, Vec::is_empty) {
+        if request.workspace.is_none() && request.overlays.as_ref().is_none_or(Vec::is_empty) {
             return Err(Error::invalid_argument(
                 OP,
                 "workspace or overlays is required",

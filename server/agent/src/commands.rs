@@ -327,7 +327,7 @@ impl CommandSpec {
                 (command.clone(), shell_program(command))
             }
             (None, Some(argv)) => {
-                if argv.first().map_or(true, |first| first.is_empty()) {
+                if argv.first().is_none_or(|first| first.is_empty()) {
                     return Err(invalid("argv[0] must be a non-empty program".into()));
                 }
                 (argv.join(" "), argv)
@@ -346,9 +346,9 @@ impl CommandSpec {
         if request.gid.is_some() && request.uid.is_none() {
             return Err(invalid("gid requires uid".into()));
         }
-        let plain = request.cwd.as_deref().map_or(true, str::is_empty)
+        let plain = request.cwd.as_deref().is_none_or(str::is_empty)
             && request.uid.is_none()
-            && request.envs.as_ref().map_or(true, HashMap::is_empty)
+            && request.envs.as_ref().is_none_or(HashMap::is_empty)
             && program.first().map(String::as_str) == Some("bash")
             && program.get(1).map(String::as_str) == Some("-c")
             && program.len() == 3;

@@ -295,9 +295,9 @@ pub async fn list_snapshots(
         .store
         .all_snapshots()?
         .into_iter()
-        .filter(|s| sandbox_id.map_or(true, |id| s.sandbox_id == id))
+        .filter(|s| sandbox_id.is_none_or(|id| s.sandbox_id == id))
         // (1.1) Exact match; unnamed snapshots never match.
-        .filter(|s| name.map_or(true, |n| s.name.as_deref() == Some(n)))
+        .filter(|s| name.is_none_or(|n| s.name.as_deref() == Some(n)))
         .filter(|s| {
             states.is_empty() || states.contains(&s.status.state.as_str().to_ascii_lowercase())
         })

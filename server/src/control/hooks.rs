@@ -86,7 +86,7 @@ impl Lifecycle {
 }
 
 fn check_command(what: &str, command: &[String]) -> ApiResult<()> {
-    if command.first().map_or(true, |c| c.trim().is_empty()) {
+    if command.first().is_none_or(|c| c.trim().is_empty()) {
         return Err(ApiError::invalid(format!(
             "lifecycle {what}: `command` must hold at least the program to run"
         )));

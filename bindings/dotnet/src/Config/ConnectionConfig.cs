@@ -95,6 +95,7 @@ namespace OpenSandbox.Config
             o["request_timeout_s"] = (long)RequestTimeoutSeconds;
             var h = new Dictionary<string, object>();
             foreach (var kv in Headers) h[kv.Key] = kv.Value;
+            ClientIp.Apply(h, ClientIp.Value);
             o["headers"] = h;
             o["use_server_proxy"] = UseServerProxy;
             o["user_agent"] = Constants.UserAgent;

@@ -85,9 +85,21 @@ namespace OpenSandbox.Internal
         internal static Dictionary<string, object> RunArgs(string command, RunCommandOptions o)
         {
             Args.Require(command, "command");
+            return RunArgs("command", command, o);
+        }
+
+        internal static Dictionary<string, object> RunArgs(IReadOnlyList<string> argv, RunCommandOptions o)
+        {
+            if (argv == null || argv.Count == 0 || string.IsNullOrEmpty(argv[0])) throw new InvalidArgumentException("argv must name an executable");
+            foreach (var x in argv) if (x == null) throw new InvalidArgumentException("argv must not contain null");
+            return RunArgs("argv", Args.List(argv), o);
+        }
+
+        private static Dictionary<string, object> RunArgs(string key, object what, RunCommandOptions o)
+        {
             o = o ?? new RunCommandOptions();
             return Args.Of(
-                "command", command,
+                key, what,
                 "background", o.Background,
                 "working_directory", o.WorkingDirectory,
                 "timeout_ms", o.TimeoutSeconds.HasValue ? (object)((long)o.TimeoutSeconds.Value * 1000) : null,
@@ -105,6 +117,17 @@ namespace OpenSandbox.Internal
         public async Task<Execution> RunAsync(string command, RunCommandOptions options = null, ExecutionHandlers handlers = null, CancellationToken cancellationToken = default(CancellationToken))
         {
             return await EventFolder.RunAsync(_core, "commands.start", RunArgs(command, options), handlers, cancellationToken).ConfigureAwait(false);
+        }
+
+        public IAsyncEnumerable<ServerStreamEvent> RunStreamAsync(IReadOnlyList<string> argv, RunCommandOptions options = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var args = RunArgs(argv, options);
+            return new BatchEnumerable<ServerStreamEvent>(_core, "commands.start", args, EventFolder.ToServerEvent, cancellationToken);
+        }
+
+        public Task<Execution> RunAsync(IReadOnlyList<string> argv, RunCommandOptions options = null, ExecutionHandlers handlers = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return EventFolder.RunAsync(_core, "commands.start", RunArgs(argv, options), handlers, cancellationToken);
         }
 
         public Task InterruptAsync(string executionId, CancellationToken cancellationToken = default(CancellationToken))
@@ -157,12 +180,43 @@ namespace OpenSandbox.Internal
         }
     }
 
-    internal sealed class FilesService : ISandboxFiles
+    internal sealed class FilesService : IIdentitySandboxFiles
     {
         private const int UploadChunk = 256 * 1024;
         private readonly SandboxCore _core;
+        // (1.1) Which file routes: null = the sandbox's; else {"identity": {uid, gid}} or
+        // {"isolated_session": id}, added to every op's arguments.
+        private readonly KeyValuePair<string, object>? _scope;
 
         public FilesService(SandboxCore core) { _core = core; }
+
+        internal FilesService(SandboxCore core, string scopeKey, object scopeValue)
+        {
+            _core = core;
+            _scope = new KeyValuePair<string, object>(scopeKey, scopeValue);
+        }
+
+        /// <summary>(1.1) The same file API acting as Linux user uid:gid (/v1/filesystem/{uid}/{gid}).</summary>
+        public ISandboxFiles WithIdentity(uint uid, uint gid)
+        {
+            if (uid == uint.MaxValue || gid == uint.MaxValue)
+                throw new InvalidArgumentException("uid and gid must be in 0..4294967294 (4294967295 is the kernel's \"no id\")");
+            if (_scope.HasValue && _scope.Value.Key == "isolated_session")
+                throw new InvalidArgumentException("an isolated session's files cannot take an identity (the session has its own uid)");
+            return new FilesService(_core, "identity", Args.Of("uid", (long)uid, "gid", (long)gid));
+        }
+
+        private Dictionary<string, object> Scoped(Dictionary<string, object> args)
+        {
+            args = args ?? new Dictionary<string, object>();
+            if (_scope.HasValue) args[_scope.Value.Key] = _scope.Value.Value;
+            return args;
+        }
+
+        private Task<object> Op(string op, Dictionary<string, object> args, CancellationToken ct)
+        {
+            return _core.OpAsync(op, Scoped(args), ct);
+        }
 
         private static List<object> InfoList(object r)
         {
@@ -171,7 +225,7 @@ namespace OpenSandbox.Internal
 
         public async Task<IReadOnlyDictionary<string, SandboxFileInfo>> GetFileInfoAsync(IEnumerable<string> paths, CancellationToken cancellationToken = default(CancellationToken))
         {
-            var r = await _core.OpAsync("files.get_file_info", Args.Of("paths", Args.List(paths)), cancellationToken).ConfigureAwait(false);
+            var r = await Op("files.get_file_info", Args.Of("paths", Args.List(paths)), cancellationToken).ConfigureAwait(false);
             var d = new Dictionary<string, SandboxFileInfo>();
             var o = Json.Obj(r);
             if (o != null) foreach (var kv in o) d[kv.Key] = SandboxFileInfo.FromJson(kv.Value);
@@ -182,7 +236,7 @@ namespace OpenSandbox.Internal
         {
             Args.Require(entry, "entry");
             Args.Require(entry.Path, "entry.Path");
-            var r = await _core.OpAsync("files.search", Args.Of("path", entry.Path, "pattern", entry.Pattern), cancellationToken).ConfigureAwait(false);
+            var r = await Op("files.search", Args.Of("path", entry.Path, "pattern", entry.Pattern), cancellationToken).ConfigureAwait(false);
             var l = new List<SandboxFileInfo>();
             foreach (var x in InfoList(r)) l.Add(SandboxFileInfo.FromJson(x));
             return l;
@@ -191,7 +245,7 @@ namespace OpenSandbox.Internal
         public async Task<IReadOnlyList<SandboxFileInfo>> ListDirectoryAsync(string path, int? depth = null, CancellationToken cancellationToken = default(CancellationToken))
         {
             Args.Require(path, "path");
-            var r = await _core.OpAsync("files.list_directory", Args.Of("path", path, "depth", depth), cancellationToken).ConfigureAwait(false);
+            var r = await Op("files.list_directory", Args.Of("path", path, "depth", depth), cancellationToken).ConfigureAwait(false);
             var l = new List<SandboxFileInfo>();
             foreach (var x in InfoList(r)) l.Add(SandboxFileInfo.FromJson(x));
             return l;
@@ -207,12 +261,12 @@ namespace OpenSandbox.Internal
         public Task CreateDirectoriesAsync(IEnumerable<CreateDirectoryEntry> entries, CancellationToken cancellationToken = default(CancellationToken))
         {
             var l = PermEntries(entries, e => Args.Of("path", e.Path, "mode", e.Mode, "owner", e.Owner, "group", e.Group));
-            return _core.OpAsync("files.create_directories", Args.Of("entries", l), cancellationToken);
+            return Op("files.create_directories", Args.Of("entries", l), cancellationToken);
         }
 
         public Task DeleteDirectoriesAsync(IEnumerable<string> paths, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return _core.OpAsync("files.delete_directories", Args.Of("paths", Args.List(paths)), cancellationToken);
+            return Op("files.delete_directories", Args.Of("paths", Args.List(paths)), cancellationToken);
         }
 
         public async Task WriteFilesAsync(IEnumerable<WriteEntry> entries, CancellationToken cancellationToken = default(CancellationToken))
@@ -237,7 +291,7 @@ namespace OpenSandbox.Internal
                 inline.Add(entry);
             }
             if (inline.Count > 0)
-                await _core.OpAsync("files.write_files", Args.Of("entries", inline), cancellationToken).ConfigureAwait(false);
+                await Op("files.write_files", Args.Of("entries", inline), cancellationToken).ConfigureAwait(false);
             foreach (var e in streamed)
                 await UploadAsync(e, cancellationToken).ConfigureAwait(false);
         }
@@ -247,7 +301,7 @@ namespace OpenSandbox.Internal
             var stream = e.Data as Stream;
             long? size = null;
             if (stream != null && stream.CanSeek) size = stream.Length - stream.Position;
-            var opened = await _core.OpAsync("upload.open", Args.Of("path", e.Path, "mode", e.Mode, "owner", e.Owner, "group", e.Group, "size", size), ct).ConfigureAwait(false);
+            var opened = await Op("upload.open", Args.Of("path", e.Path, "mode", e.Mode, "owner", e.Owner, "group", e.Group, "size", size), ct).ConfigureAwait(false);
             using (var up = SessionEntryHandle.Of(Json.Long(opened, "handle") ?? 0))
             {
                 if (stream != null)
@@ -296,7 +350,7 @@ namespace OpenSandbox.Internal
                 var bytes = await ReadBytesAsync(path, new ReadBytesOptions { Range = options.Range, Offset = options.Offset, Limit = options.Limit }, cancellationToken).ConfigureAwait(false);
                 return Encoding.GetEncoding(enc).GetString(bytes);
             }
-            var r = await _core.OpAsync("files.read_file", ReadArgs(path, options.Range, options.Offset, options.Limit), cancellationToken).ConfigureAwait(false);
+            var r = await Op("files.read_file", ReadArgs(path, options.Range, options.Offset, options.Limit), cancellationToken).ConfigureAwait(false);
             return Json.Str(r, "text") ?? "";
         }
 
@@ -309,25 +363,25 @@ namespace OpenSandbox.Internal
         public async Task<byte[]> ReadBytesAsync(string path, ReadBytesOptions options = null, CancellationToken cancellationToken = default(CancellationToken))
         {
             options = options ?? new ReadBytesOptions();
-            var r = await _core.OpAsync("files.read_bytes", ReadArgs(path, options.Range, options.Offset, options.Limit), cancellationToken).ConfigureAwait(false);
+            var r = await Op("files.read_bytes", ReadArgs(path, options.Range, options.Offset, options.Limit), cancellationToken).ConfigureAwait(false);
             return Convert.FromBase64String(Json.Str(r, "data_b64") ?? "");
         }
 
         public IAsyncEnumerable<byte[]> ReadBytesStreamAsync(string path, ReadBytesOptions options = null, CancellationToken cancellationToken = default(CancellationToken))
         {
             options = options ?? new ReadBytesOptions();
-            return new DownloadEnumerable(_core, ReadArgs(path, options.Range, options.Offset, options.Limit), cancellationToken);
+            return new DownloadEnumerable(_core, Scoped(ReadArgs(path, options.Range, options.Offset, options.Limit)), cancellationToken);
         }
 
         public Task DeleteFilesAsync(IEnumerable<string> paths, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return _core.OpAsync("files.delete_files", Args.Of("paths", Args.List(paths)), cancellationToken);
+            return Op("files.delete_files", Args.Of("paths", Args.List(paths)), cancellationToken);
         }
 
         public Task MoveFilesAsync(IEnumerable<MoveEntry> entries, CancellationToken cancellationToken = default(CancellationToken))
         {
             var l = PermEntries(entries, e => Args.Of("src", e.Src, "dest", e.Dest));
-            return _core.OpAsync("files.move_files", Args.Of("entries", l), cancellationToken);
+            return Op("files.move_files", Args.Of("entries", l), cancellationToken);
         }
 
         private static List<object> ReplaceEntries(IEnumerable<ContentReplaceEntry> entries)
@@ -337,12 +391,12 @@ namespace OpenSandbox.Internal
 
         public Task ReplaceContentsAsync(IEnumerable<ContentReplaceEntry> entries, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return _core.OpAsync("files.replace_contents", Args.Of("entries", ReplaceEntries(entries)), cancellationToken);
+            return Op("files.replace_contents", Args.Of("entries", ReplaceEntries(entries)), cancellationToken);
         }
 
         public async Task<IReadOnlyList<ContentReplaceResult>> ReplaceContentsDetailedAsync(IEnumerable<ContentReplaceEntry> entries, CancellationToken cancellationToken = default(CancellationToken))
         {
-            var r = await _core.OpAsync("files.replace_contents_detailed", Args.Of("entries", ReplaceEntries(entries)), cancellationToken).ConfigureAwait(false);
+            var r = await Op("files.replace_contents_detailed", Args.Of("entries", ReplaceEntries(entries)), cancellationToken).ConfigureAwait(false);
             var l = new List<ContentReplaceResult>();
             foreach (var x in InfoList(r))
                 l.Add(new ContentReplaceResult { Path = Json.Str(x, "path"), ReplacedCount = Json.Long(x, "replaced_count") ?? 0 });
@@ -352,7 +406,7 @@ namespace OpenSandbox.Internal
         public Task SetPermissionsAsync(IEnumerable<SetPermissionEntry> entries, CancellationToken cancellationToken = default(CancellationToken))
         {
             var l = PermEntries(entries, e => Args.Of("path", e.Path, "mode", e.Mode, "owner", e.Owner, "group", e.Group));
-            return _core.OpAsync("files.set_permissions", Args.Of("entries", l), cancellationToken);
+            return Op("files.set_permissions", Args.Of("entries", l), cancellationToken);
         }
     }
 

@@ -187,6 +187,28 @@ namespace OpenSandbox.Models
     public class PVC
     {
         public string ClaimName { get; set; }
+        /// <summary>Create the volume when it does not exist (server default true).</summary>
+        public bool? CreateIfNotExists { get; set; }
+        /// <summary>Remove an auto-created volume when the sandbox is deleted.</summary>
+        public bool? DeleteOnSandboxTermination { get; set; }
+        /// <summary>Kubernetes StorageClass of an auto-created PVC (ignored by Docker).</summary>
+        public string StorageClass { get; set; }
+        /// <summary>Size of an auto-created PVC, e.g. "1Gi" (ignored by Docker).</summary>
+        public string Storage { get; set; }
+        /// <summary>Access modes of an auto-created PVC, e.g. "ReadWriteOnce" (ignored by Docker).</summary>
+        public IReadOnlyList<string> AccessModes { get; set; }
+    }
+
+    /// <summary>Alibaba Cloud OSS mounted through ossfs.</summary>
+    public class OSSFS
+    {
+        public string Bucket { get; set; }
+        public string Endpoint { get; set; }
+        public string AccessKeyId { get; set; }
+        public string AccessKeySecret { get; set; }
+        /// <summary>ossfs major version (default "2.0").</summary>
+        public string Version { get; set; } = "2.0";
+        public IReadOnlyList<string> Options { get; set; }
     }
 
     public class Volume
@@ -194,6 +216,7 @@ namespace OpenSandbox.Models
         public string Name { get; set; }
         public Host Host { get; set; }
         public PVC Pvc { get; set; }
+        public OSSFS Ossfs { get; set; }
         public string MountPath { get; set; }
         public bool? ReadOnly { get; set; }
         public string SubPath { get; set; }
@@ -201,9 +224,33 @@ namespace OpenSandbox.Models
         internal Dictionary<string, object> ToJson()
         {
             // The op layer's volume keys (bindings/common/README.md §1).
+            if (string.IsNullOrEmpty(Name)) throw new Core.InvalidArgumentException("Volume.Name is required");
+            if (string.IsNullOrEmpty(MountPath)) throw new Core.InvalidArgumentException("Volume.MountPath is required (volume " + Name + ")");
+            var backends = (Host != null ? 1 : 0) + (Pvc != null ? 1 : 0) + (Ossfs != null ? 1 : 0);
+            if (backends != 1) throw new Core.InvalidArgumentException("volume " + Name + " needs exactly one of Host, Pvc and Ossfs");
             var o = new Dictionary<string, object> { { "name", Name }, { "mount_path", MountPath } };
-            if (Host != null) o["host"] = new Dictionary<string, object> { { "path", Host.Path } };
-            if (Pvc != null) o["pvc"] = new Dictionary<string, object> { { "claim_name", Pvc.ClaimName } };
+            if (Host != null)
+            {
+                var hp = Host.Path ?? "";
+                var abs = hp.StartsWith("/", StringComparison.Ordinal) || (hp.Length >= 3 && char.IsLetter(hp[0]) && hp[1] == ':' && (hp[2] == '\\' || hp[2] == '/'));
+                if (!abs) throw new Core.InvalidArgumentException("Host path must be an absolute path starting with '/' or a Windows drive letter (e.g. 'C:\\' or 'D:/')");
+                o["host"] = new Dictionary<string, object> { { "path", Host.Path } };
+            }
+            if (Pvc != null)
+            {
+                if (string.IsNullOrEmpty(Pvc.ClaimName)) throw new Core.InvalidArgumentException("Pvc.ClaimName is required (volume " + Name + ")");
+                o["pvc"] = Internal.Args.Of("claim_name", Pvc.ClaimName, "create_if_not_exists", Pvc.CreateIfNotExists,
+                    "delete_on_sandbox_termination", Pvc.DeleteOnSandboxTermination, "storage_class", Pvc.StorageClass, "storage", Pvc.Storage,
+                    "access_modes", Pvc.AccessModes == null ? null : Internal.Args.List(Pvc.AccessModes));
+            }
+            if (Ossfs != null)
+            {
+                if (string.IsNullOrEmpty(Ossfs.Bucket) || string.IsNullOrEmpty(Ossfs.Endpoint) || Ossfs.AccessKeyId == null || Ossfs.AccessKeySecret == null)
+                    throw new Core.InvalidArgumentException("Ossfs needs Bucket, Endpoint, AccessKeyId and AccessKeySecret (volume " + Name + ")");
+                o["ossfs"] = Internal.Args.Of("bucket", Ossfs.Bucket, "endpoint", Ossfs.Endpoint, "access_key_id", Ossfs.AccessKeyId,
+                    "access_key_secret", Ossfs.AccessKeySecret, "version", Ossfs.Version,
+                    "options", Ossfs.Options == null ? null : Internal.Args.List(Ossfs.Options));
+            }
             if (ReadOnly.HasValue) o["read_only"] = ReadOnly.Value;
             if (SubPath != null) o["sub_path"] = SubPath;
             return o;

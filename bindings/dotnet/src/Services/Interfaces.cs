@@ -8,6 +8,12 @@ namespace OpenSandbox.Services
     /// <summary>Commands and bash sessions inside a sandbox.</summary>
     public interface IExecdCommands
     {
+        /// <summary>(1.1) Runs an executable with literal arguments (no shell) and yields its raw events.</summary>
+        IAsyncEnumerable<ServerStreamEvent> RunStreamAsync(IReadOnlyList<string> argv, RunCommandOptions options = null, CancellationToken cancellationToken = default(CancellationToken));
+
+        /// <summary>(1.1) Runs an executable with literal arguments (no shell) and folds its events.</summary>
+        Task<Execution> RunAsync(IReadOnlyList<string> argv, RunCommandOptions options = null, ExecutionHandlers handlers = null, CancellationToken cancellationToken = default(CancellationToken));
+
         /// <summary>Runs a command and yields its raw events as they arrive.</summary>
         IAsyncEnumerable<ServerStreamEvent> RunStreamAsync(string command, RunCommandOptions options = null, CancellationToken cancellationToken = default(CancellationToken));
 

@@ -192,7 +192,7 @@ impl Registry {
             .lock()
             .by_id
             .values()
-            .filter(|context| filter.map_or(true, |wanted| wanted == Some(context.language)))
+            .filter(|context| filter.is_none_or(|wanted| wanted == Some(context.language)))
             .cloned()
             .collect();
         all.sort_by_key(|context| context.seq);

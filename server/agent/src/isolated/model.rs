@@ -183,7 +183,7 @@ impl CreateRequest {
                 )))
             }
         };
-        if self.workspace.is_none() && self.overlays.as_ref().map_or(true, Vec::is_empty) {
+        if self.workspace.is_none() && self.overlays.as_ref().is_none_or(Vec::is_empty) {
             return Err(invalid("workspace or overlays is required"));
         }
         let mut mounts = Vec::new();

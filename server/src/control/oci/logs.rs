@@ -160,7 +160,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{e}"));
             written += line.len() as u64;
             i += 1;
-            if i % 50_000 == 0 {
+            if i.is_multiple_of(50_000) {
                 cap_file(&path, cap).unwrap_or_else(|e| panic!("{e:#}"));
             }
         }
