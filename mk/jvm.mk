@@ -3,6 +3,9 @@
 # Maven's local repository is .work/m2; the conformance language name is `java`.
 MVN ?= mvn
 JVM_DIR := bindings/jvm/java
+# com.alibaba.opensandbox:sandbox-pool-redis (RedisPoolStateStore over Jedis), as officially a
+# separate artifact; its tests start their own redis-server.
+JVM_REDIS_DIR := bindings/jvm/pool-redis
 JVM_WORK := $(CURDIR)/.work/jvm
 JVM_VERSION := 1.1.1
 JVM_MVN := $(MVN) -q -B -Dstyle.color=never -Dmaven.repo.local=$(CURDIR)/.work/m2 -Dnative.dir=$(JVM_WORK)/native
@@ -20,7 +23,11 @@ setup-jvm:
 prefetch-jvm: setup-jvm
 	@mkdir -p $(JVM_WORK)/prefetch-native
 	cd $(JVM_DIR) && $(MVN) -q -B -Dstyle.color=never -Dmaven.repo.local=$(CURDIR)/.work/m2 \
-	    -Dnative.dir=$(JVM_WORK)/prefetch-native -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false verify
+	    -Dnative.dir=$(JVM_WORK)/prefetch-native -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false install
+	# The Redis pool store module (Jedis); its `sandbox` dependency is the jar just installed
+	# (without the native library: test-jvm installs the real one over it).
+	cd $(JVM_REDIS_DIR) && $(MVN) -q -B -Dstyle.color=never -Dmaven.repo.local=$(CURDIR)/.work/m2 \
+	    -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false verify
 
 # The library (debug build, debug info stripped for the jar), the jar, the driver.
 build-jvm: setup-jvm build
@@ -31,11 +38,12 @@ build-jvm: setup-jvm build
 
 build-java: build-jvm
 
-# JUnit 5 against the real server and `mvn install` (one Maven run), then the packaging
-# test: a fresh Maven project depending on the installed artifact runs the quickstart.
+# JUnit 5 against the real server and `mvn install` (the package, then the Redis pool store
+# module against it), then the packaging test: a fresh Maven project depending on the
+# installed artifact runs the quickstart.
 test-jvm: build-jvm
 	rm -rf $(JVM_WORK)/lint && javac -Xlint:all -Werror --release 11 -d $(JVM_WORK)/lint $$(find $(JVM_DIR)/src/main/java -name '*.java')
-	scripts/with-server.sh "$(SERVER_DEBUG)" bash -c 'cd $(JVM_DIR) && $(JVM_MVN) install'
+	scripts/with-server.sh "$(SERVER_DEBUG)" bash -c 'cd $(JVM_DIR) && $(JVM_MVN) install && cd $(CURDIR)/$(JVM_REDIS_DIR) && $(JVM_MVN) install'
 	bindings/jvm/tests/packaging.sh "$(SERVER_DEBUG)" $(JVM_WORK)/pkgtest
 
 # Ours (release library) and the stand-in client: `make bench` runs

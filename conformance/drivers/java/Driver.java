@@ -25,12 +25,47 @@ import com.alibaba.opensandbox.sandbox.domain.models.execd.filesystem.WriteEntry
 import com.alibaba.opensandbox.sandbox.domain.models.execd.pty.LogChunk;
 import com.alibaba.opensandbox.sandbox.domain.models.execd.pty.PtyRead;
 import com.alibaba.opensandbox.sandbox.domain.models.execd.pty.PtySessionStatus;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.isolated.BindMount;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.isolated.CreateIsolatedSessionRequest;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.isolated.EnvPassthroughSpec;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.isolated.IsolatedOverlaySpec;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.isolated.IsolatedRunRequest;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.isolated.IsolatedSessionSummary;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.isolated.IsolatedWorkspaceSpec;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.CreateTemplateRequest;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.Credential;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.CredentialAuth;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.CredentialBinding;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.CredentialBindingMetadata;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.CredentialBindingMutationSet;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.CredentialMatch;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.CredentialMetadata;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.CredentialMutationSet;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.CredentialProxyConfig;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.CredentialSubstitution;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.CredentialVaultPatchRequest;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.CustomHeaderEntry;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.Host;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.InlineCredentialSource;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.LifecycleHook;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.NetworkPolicy;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.OSSFS;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PVC;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PlatformSpec;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxImageSpec;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PeriodicLifecycleHook;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxLifecycle;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.TemplateFilter;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.TemplateFormat;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.TemplateReadiness;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.Volume;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.NetworkRule;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxFilter;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxInfo;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxMetrics;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SnapshotFilter;
+import com.alibaba.opensandbox.sandbox.domain.services.Filesystem;
+import com.alibaba.opensandbox.sandbox.domain.services.IsolationSession;
 import com.alibaba.opensandbox.sandbox.domain.services.Pty;
 import com.alibaba.opensandbox.sandbox.domain.services.PtyConnection;
 import com.alibaba.opensandbox.sandbox.internal.Json;
@@ -47,6 +82,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -429,7 +465,9 @@ public final class Driver {
             case "sandbox.create": {
                 Sandbox.Builder b = Sandbox.builder().connectionConfig(config(a));
                 if (str(a, "image") != null) {
-                    b.image(str(a, "image"));
+                    Map<?, ?> auth = map(a.get("image_auth"));
+                    b.imageSpec(a.get("image_auth") == null ? SandboxImageSpec.builder().image(str(a, "image")).build()
+                            : SandboxImageSpec.builder().image(str(a, "image")).auth(req(auth, "username"), req(auth, "password")).build());
                 }
                 if (str(a, "snapshot_id") != null) {
                     b.snapshotId(str(a, "snapshot_id"));
@@ -456,6 +494,7 @@ public final class Driver {
                     b.networkPolicy(pb.build());
                 }
                 b.skipHealthCheck(bool(a, "skip_health_check"));
+                create11(a, b);
                 return keep(a, b.build());
             }
             case "sandbox.connect": {
@@ -677,28 +716,28 @@ public final class Driver {
                 codes(a).interrupt(req(a, "id"));
                 return null;
             case "files.write_file":
-                sandbox(a).files().writeFile(writeEntry(a));
+                files(a).writeFile(writeEntry(a));
                 return null;
             case "files.write_files": {
                 List<WriteEntry> l = new ArrayList<>();
                 for (Map<?, ?> e : objects(a, "entries")) {
                     l.add(writeEntry(e));
                 }
-                sandbox(a).files().write(l);
+                files(a).write(l);
                 return null;
             }
             case "files.read_file":
-                return Json.obj("text", sandbox(a).files().readFile(req(a, "path"), "UTF-8", str(a, "range"),
+                return Json.obj("text", files(a).readFile(req(a, "path"), "UTF-8", str(a, "range"),
                         lng(a, "offset"), lng(a, "limit")));
             case "files.read_bytes": {
-                byte[] b = sandbox(a).files().readByteArray(req(a, "path"), str(a, "range"), lng(a, "offset"), lng(a, "limit"));
+                byte[] b = files(a).readByteArray(req(a, "path"), str(a, "range"), lng(a, "offset"), lng(a, "limit"));
                 return Json.obj("data_b64", Base64.getEncoder().encodeToString(b), "size", b.length,
                         "sha256", hex(MessageDigest.getInstance("SHA-256").digest(b)));
             }
             case "files.read_bytes_stream": {
                 MessageDigest sha = MessageDigest.getInstance("SHA-256");
                 long size = 0;
-                try (InputStream in = sandbox(a).files().readStream(req(a, "path"), str(a, "range"), lng(a, "offset"),
+                try (InputStream in = files(a).readStream(req(a, "path"), str(a, "range"), lng(a, "offset"),
                         lng(a, "limit"))) {
                     byte[] buf = new byte[256 * 1024];
                     int n;
@@ -711,23 +750,23 @@ public final class Driver {
             }
             case "files.get_file_info": {
                 Map<String, Object> out = new LinkedHashMap<>();
-                for (Map.Entry<String, EntryInfo> e : sandbox(a).files().readFileInfo(strList(a, "paths")).entrySet()) {
+                for (Map.Entry<String, EntryInfo> e : files(a).readFileInfo(strList(a, "paths")).entrySet()) {
                     out.put(e.getKey(), entry(e.getValue()));
                 }
                 return out;
             }
             case "files.delete_files":
-                sandbox(a).files().deleteFiles(strList(a, "paths"));
+                files(a).deleteFiles(strList(a, "paths"));
                 return null;
             case "files.delete_directories":
-                sandbox(a).files().deleteDirectories(strList(a, "paths"));
+                files(a).deleteDirectories(strList(a, "paths"));
                 return null;
             case "files.move_files": {
                 List<MoveEntry> l = new ArrayList<>();
                 for (Map<?, ?> e : objects(a, "entries")) {
                     l.add(MoveEntry.builder().src(req(e, "src")).dest(req(e, "dest")).build());
                 }
-                sandbox(a).files().moveFiles(l);
+                files(a).moveFiles(l);
                 return null;
             }
             case "files.set_permissions": {
@@ -736,7 +775,7 @@ public final class Driver {
                     l.add(SetPermissionEntry.builder().path(req(e, "path")).mode(integer(e, "mode")).owner(str(e, "owner"))
                             .group(str(e, "group")).build());
                 }
-                sandbox(a).files().setPermissions(l);
+                files(a).setPermissions(l);
                 return null;
             }
             case "files.create_directories": {
@@ -745,7 +784,7 @@ public final class Driver {
                     l.add(WriteEntry.builder().path(req(e, "path")).mode(integer(e, "mode")).owner(str(e, "owner"))
                             .group(str(e, "group")).build());
                 }
-                sandbox(a).files().createDirectories(l);
+                files(a).createDirectories(l);
                 return null;
             }
             case "files.replace_contents":
@@ -756,19 +795,19 @@ public final class Driver {
                             .newContent(req(e, "new_content")).build());
                 }
                 if (op.equals("files.replace_contents")) {
-                    sandbox(a).files().replaceContents(l);
+                    files(a).replaceContents(l);
                     return null;
                 }
                 List<Object> out = new ArrayList<>();
-                for (ReplaceResult r : sandbox(a).files().replaceContentsDetailed(l)) {
+                for (ReplaceResult r : files(a).replaceContentsDetailed(l)) {
                     out.add(r.toJson());
                 }
                 return out;
             }
             case "files.search":
-                return entries(sandbox(a).files().search(SearchEntry.builder().path(req(a, "path")).pattern(str(a, "pattern")).build()));
+                return entries(files(a).search(SearchEntry.builder().path(req(a, "path")).pattern(str(a, "pattern")).build()));
             case "files.list_directory":
-                return entries(sandbox(a).files().listDirectory(req(a, "path"), integer(a, "depth")));
+                return entries(files(a).listDirectory(req(a, "path"), integer(a, "depth")));
             case "metrics.watch": {
                 List<Object> out = new ArrayList<>();
                 for (SandboxMetrics m : sandbox(a).metrics().watch(integer(a, "count"))) {
@@ -776,6 +815,384 @@ public final class Driver {
                 }
                 return out;
             }
+            default:
+                if (op.startsWith("manager.") && op.endsWith("_template") || op.equals("manager.list_templates")) {
+                    return templateOp(op, a);
+                }
+                if (op.startsWith("credential_vault.")) {
+                    return vaultOp(op, a);
+                }
+                if (op.startsWith("isolation.")) {
+                    return isolationOp(op, a);
+                }
+                throw new DriverError("unsupported_op", "the java driver does not implement " + op);
+        }
+    }
+
+    // ---- (1.1) areas ----
+
+    /** The file API of a files.* op: the sandbox's, one acting as a user, or an isolated session's. */
+    Filesystem files(Map<?, ?> a) {
+        if (a.get("identity") != null) {
+            Map<?, ?> id = map(a.get("identity"));
+            return sandbox(a).filesWithIdentity(lng(id, "uid"), lng(id, "gid"));
+        }
+        if (a.get("isolated_session") != null) {
+            return sandbox(a).isolation().attach(str(a, "isolated_session")).getFiles();
+        }
+        return sandbox(a).files();
+    }
+
+    static LifecycleHook hook(Map<?, ?> h) {
+        LifecycleHook.Builder b = LifecycleHook.builder().command(strList(h, "command"));
+        if (integer(h, "timeout_seconds") != null) {
+            b.timeoutSeconds(integer(h, "timeout_seconds"));
+        }
+        return b.build();
+    }
+
+    static void create11(Map<?, ?> a, Sandbox.Builder b) {
+        if (a.get("template_id") != null) {
+            b.templateId(str(a, "template_id"));
+        }
+        if (a.get("platform") != null) {
+            Map<?, ?> p = map(a.get("platform"));
+            b.platform(PlatformSpec.builder().os(req(p, "os")).arch(req(p, "arch")).build());
+        }
+        if (a.containsKey("resource_requests")) {
+            b.resourceRequests(strMap(a, "resource_requests"));
+        }
+        if (a.get("credential_proxy") != null) {
+            b.credentialProxy(CredentialProxyConfig.builder().enabled(bool(map(a.get("credential_proxy")), "enabled")).build());
+        }
+        if (a.get("lifecycle") != null) {
+            Map<?, ?> l = map(a.get("lifecycle"));
+            SandboxLifecycle.Builder lb = SandboxLifecycle.builder();
+            if (l.get("pre_start") != null) {
+                lb.preStart(hook(map(l.get("pre_start"))));
+            }
+            List<PeriodicLifecycleHook> periodic = new ArrayList<>();
+            for (Map<?, ?> p : objects(l, "periodic")) {
+                PeriodicLifecycleHook.Builder pb = PeriodicLifecycleHook.builder().name(req(p, "name"))
+                        .schedule(req(p, "schedule")).command(strList(p, "command"));
+                if (integer(p, "timeout_seconds") != null) {
+                    pb.timeoutSeconds(integer(p, "timeout_seconds"));
+                }
+                periodic.add(pb.build());
+            }
+            if (!periodic.isEmpty()) {
+                lb.periodic(periodic);
+            }
+            b.lifecycle(lb.build());
+        }
+        for (Map<?, ?> v : objects(a, "volumes")) {
+            Volume.Builder vb = Volume.builder().name(req(v, "name")).mountPath(req(v, "mount_path"))
+                    .readOnly(bool(v, "read_only")).subPath(str(v, "sub_path"));
+            if (v.get("host") != null) {
+                vb.host(Host.of(req(map(v.get("host")), "path")));
+            }
+            if (v.get("pvc") != null) {
+                vb.pvc(PVC.of(req(map(v.get("pvc")), "claim_name")));
+            }
+            if (v.get("ossfs") != null) {
+                Map<?, ?> o = map(v.get("ossfs"));
+                OSSFS.Builder ob = OSSFS.builder().bucket(req(o, "bucket")).endpoint(req(o, "endpoint"))
+                        .accessKeyId(req(o, "access_key_id")).accessKeySecret(req(o, "access_key_secret"));
+                if (str(o, "version") != null) {
+                    ob.version(str(o, "version"));
+                }
+                if (o.get("options") != null) {
+                    ob.options(strList(o, "options"));
+                }
+                vb.ossfs(ob.build());
+            }
+            b.volume(vb.build());
+        }
+    }
+
+    Object templateOp(String op, Map<?, ?> a) {
+        SandboxManager m = manager(a);
+        switch (op) {
+            case "manager.create_template": {
+                CreateTemplateRequest.Builder b = CreateTemplateRequest.builder().image(req(a, "image")).publish(req(a, "publish"));
+                if (a.containsKey("resource_limits")) {
+                    b.resourceLimits(strMap(a, "resource_limits"));
+                }
+                if (a.containsKey("entrypoint")) {
+                    b.entrypoint(strList(a, "entrypoint"));
+                }
+                if (a.containsKey("env")) {
+                    b.env(strMap(a, "env"));
+                }
+                if (a.containsKey("metadata")) {
+                    b.metadata(strMap(a, "metadata"));
+                }
+                if (a.get("readiness") != null) {
+                    Map<?, ?> r = map(a.get("readiness"));
+                    TemplateReadiness.Builder rb = TemplateReadiness.builder();
+                    if (str(r, "probe") != null) {
+                        rb.probe(str(r, "probe"));
+                    }
+                    if (integer(r, "warmup_seconds") != null) {
+                        rb.warmupSeconds(integer(r, "warmup_seconds"));
+                    }
+                    b.readiness(rb.build());
+                }
+                if (str(a, "format") != null) {
+                    b.format(TemplateFormat.valueOf(str(a, "format").toUpperCase(Locale.ROOT)));
+                }
+                return m.createTemplate(b.build()).toJson();
+            }
+            case "manager.get_template":
+                return m.getTemplate(req(a, "template_id")).toJson();
+            case "manager.list_templates": {
+                TemplateFilter.Builder f = TemplateFilter.builder();
+                if (a.containsKey("metadata")) {
+                    f.metadata(strMap(a, "metadata"));
+                }
+                if (integer(a, "page") != null) {
+                    f.page(integer(a, "page"));
+                }
+                if (integer(a, "page_size") != null) {
+                    f.pageSize(integer(a, "page_size"));
+                }
+                return m.listTemplates(f.build()).toJson();
+            }
+            case "manager.delete_template":
+                m.deleteTemplate(req(a, "template_id"));
+                return null;
+            default:
+                throw new DriverError("unsupported_op", "the java driver does not implement " + op);
+        }
+    }
+
+    static Credential credential(Map<?, ?> c) {
+        Map<?, ?> src = map(c.get("source"));
+        InlineCredentialSource.Builder s = InlineCredentialSource.builder().value(req(src, "value"));
+        if (str(src, "type") != null) {
+            s.type(str(src, "type"));
+        }
+        return Credential.builder().name(req(c, "name")).source(s.build()).build();
+    }
+
+    static CredentialBinding binding(Map<?, ?> b) {
+        Map<?, ?> m = map(b.get("match"));
+        CredentialMatch.Builder mb = CredentialMatch.builder().hosts(strList(m, "hosts"));
+        if (m.get("schemes") != null) {
+            List<CredentialMatch.Scheme> schemes = new ArrayList<>();
+            for (String x : strList(m, "schemes")) {
+                schemes.add(CredentialMatch.Scheme.valueOf(x.toUpperCase(Locale.ROOT)));
+            }
+            mb.schemes(schemes);
+        }
+        if (m.get("methods") != null) {
+            mb.methods(strList(m, "methods"));
+        }
+        if (m.get("paths") != null) {
+            mb.paths(strList(m, "paths"));
+        }
+        Map<?, ?> au = map(b.get("auth"));
+        CredentialAuth.Builder ab = CredentialAuth.builder();
+        String type = req(au, "type");
+        CredentialAuth.Type t = null;
+        for (CredentialAuth.Type x : CredentialAuth.Type.values()) {
+            if (x.wireName().equals(type)) {
+                t = x;
+            }
+        }
+        if (t == null) {
+            throw new DriverError("driver_error", "unknown auth type " + type);
+        }
+        ab.type(t);
+        if (str(au, "credential") != null) {
+            ab.credential(str(au, "credential"));
+        }
+        if (str(au, "name") != null) {
+            ab.name(str(au, "name"));
+        }
+        if (au.get("headers") != null) {
+            List<CustomHeaderEntry> hs = new ArrayList<>();
+            for (Map<?, ?> h : objects(au, "headers")) {
+                hs.add(CustomHeaderEntry.builder().name(req(h, "name")).credential(req(h, "credential")).build());
+            }
+            ab.headers(hs);
+        }
+        if (au.get("substitutions") != null) {
+            for (Map<?, ?> x : objects(au, "substitutions")) {
+                List<CredentialSubstitution.Surface> in = new ArrayList<>();
+                for (String sf : strList(x, "in")) {
+                    in.add(CredentialSubstitution.Surface.valueOf(sf.toUpperCase(Locale.ROOT)));
+                }
+                ab.substitution(CredentialSubstitution.builder().credential(req(x, "credential"))
+                        .placeholder(req(x, "placeholder")).surfaces(in).build());
+            }
+        }
+        return CredentialBinding.builder().name(req(b, "name")).match(mb.build()).auth(ab.build()).build();
+    }
+
+    Object vaultOp(String op, Map<?, ?> a) {
+        var v = sandbox(a).credentialVault();
+        switch (op) {
+            case "credential_vault.create": {
+                List<Credential> cs = new ArrayList<>();
+                for (Map<?, ?> c : objects(a, "credentials")) {
+                    cs.add(credential(c));
+                }
+                List<CredentialBinding> bs = new ArrayList<>();
+                for (Map<?, ?> b : objects(a, "bindings")) {
+                    bs.add(binding(b));
+                }
+                return v.create(cs, bs).toJson();
+            }
+            case "credential_vault.get":
+                return v.get().toJson();
+            case "credential_vault.patch": {
+                CredentialVaultPatchRequest.Builder p = CredentialVaultPatchRequest.builder()
+                        .expectedRevision(integer(a, "expected_revision"));
+                if (a.get("credentials") != null) {
+                    Map<?, ?> m = map(a.get("credentials"));
+                    CredentialMutationSet.Builder mb = CredentialMutationSet.builder();
+                    if (m.get("add") != null) {
+                        List<Credential> l = new ArrayList<>();
+                        for (Map<?, ?> c : objects(m, "add")) {
+                            l.add(credential(c));
+                        }
+                        mb.add(l);
+                    }
+                    if (m.get("replace") != null) {
+                        List<Credential> l = new ArrayList<>();
+                        for (Map<?, ?> c : objects(m, "replace")) {
+                            l.add(credential(c));
+                        }
+                        mb.replace(l);
+                    }
+                    if (m.get("delete") != null) {
+                        mb.delete(strList(m, "delete"));
+                    }
+                    p.credentials(mb.build());
+                }
+                if (a.get("bindings") != null) {
+                    Map<?, ?> m = map(a.get("bindings"));
+                    CredentialBindingMutationSet.Builder mb = CredentialBindingMutationSet.builder();
+                    if (m.get("add") != null) {
+                        List<CredentialBinding> l = new ArrayList<>();
+                        for (Map<?, ?> c : objects(m, "add")) {
+                            l.add(binding(c));
+                        }
+                        mb.add(l);
+                    }
+                    if (m.get("replace") != null) {
+                        List<CredentialBinding> l = new ArrayList<>();
+                        for (Map<?, ?> c : objects(m, "replace")) {
+                            l.add(binding(c));
+                        }
+                        mb.replace(l);
+                    }
+                    if (m.get("delete") != null) {
+                        mb.delete(strList(m, "delete"));
+                    }
+                    p.bindings(mb.build());
+                }
+                return v.patch(p.build()).toJson();
+            }
+            case "credential_vault.delete":
+                v.delete();
+                return null;
+            case "credential_vault.list_credentials": {
+                List<Object> out = new ArrayList<>();
+                for (CredentialMetadata c : v.listCredentials()) {
+                    out.add(c.toJson());
+                }
+                return out;
+            }
+            case "credential_vault.get_credential":
+                return v.getCredential(req(a, "name")).toJson();
+            case "credential_vault.list_bindings": {
+                List<Object> out = new ArrayList<>();
+                for (CredentialBindingMetadata b : v.listBindings()) {
+                    out.add(b.toJson());
+                }
+                return out;
+            }
+            case "credential_vault.get_binding":
+                return v.getBinding(req(a, "name")).toJson();
+            default:
+                throw new DriverError("unsupported_op", "the java driver does not implement " + op);
+        }
+    }
+
+    Object isolationOp(String op, Map<?, ?> a) throws Exception {
+        var iso = sandbox(a).isolation();
+        switch (op) {
+            case "isolation.capabilities":
+                return iso.capabilities().toJson();
+            case "isolation.create": {
+                CreateIsolatedSessionRequest.Builder b = CreateIsolatedSessionRequest.builder();
+                if (a.get("workspace") != null) {
+                    Map<?, ?> w = map(a.get("workspace"));
+                    b.workspace(new IsolatedWorkspaceSpec(req(w, "path"), str(w, "mode")));
+                }
+                if (a.get("overlays") != null) {
+                    List<IsolatedOverlaySpec> l = new ArrayList<>();
+                    for (Map<?, ?> o : objects(a, "overlays")) {
+                        l.add(new IsolatedOverlaySpec(req(o, "path"), str(o, "mode"), (Boolean) o.get("persist")));
+                    }
+                    b.overlays(l);
+                }
+                if (a.get("binds") != null) {
+                    List<BindMount> l = new ArrayList<>();
+                    for (Map<?, ?> o : objects(a, "binds")) {
+                        l.add(new BindMount(req(o, "source"), str(o, "dest"), (Boolean) o.get("readonly")));
+                    }
+                    b.binds(l);
+                }
+                if (a.get("extra_writable") != null) {
+                    b.extraWritable(strList(a, "extra_writable"));
+                }
+                if (a.get("env_passthrough") != null) {
+                    Map<?, ?> e = map(a.get("env_passthrough"));
+                    b.envPassthrough(new EnvPassthroughSpec(str(e, "mode"), e.get("keys") == null ? null : strList(e, "keys")));
+                }
+                b.profile(str(a, "profile")).shareNet((Boolean) a.get("share_net")).uid(integer(a, "uid"))
+                        .gid(integer(a, "gid")).uidMode(str(a, "uid_mode")).idleTimeoutSeconds(integer(a, "idle_timeout_seconds"));
+                return iso.create(b.build()).getInfo().toJson();
+            }
+            case "isolation.attach":
+                return iso.attach(req(a, "session_id")).getInfo().toJson();
+            case "isolation.list": {
+                List<Object> out = new ArrayList<>();
+                for (IsolatedSessionSummary x : iso.list()) {
+                    out.add(x.toJson());
+                }
+                return out;
+            }
+            default:
+                break;
+        }
+        IsolationSession s = iso.attach(req(a, "session_id"));
+        switch (op) {
+            case "isolation.get":
+                return s.get().toJson();
+            case "isolation.delete":
+                s.delete();
+                return null;
+            case "isolation.run": {
+                Recorder r = bool(a, "handlers") ? recorder(a, true, false) : null;
+                ExecutionHandlers h = r != null ? r.handlers()
+                        : bool(a, "skip_accumulation") ? ExecutionHandlers.builder().skipAccumulation().build() : null;
+                return execution(s.run(new IsolatedRunRequest(req(a, "code"), strMap(a, "envs"), integer(a, "timeout_s"), h)), r);
+            }
+            case "isolation.start": {
+                Recorder r = recorder(a, bool(a, "handlers"), false);
+                return start(s.runAsync(new IsolatedRunRequest(req(a, "code"), strMap(a, "envs"), integer(a, "timeout_s"),
+                        r.handlers())), r);
+            }
+            case "isolation.run_background":
+                return s.runBackground(req(a, "code"), strMap(a, "envs")).toJson();
+            case "isolation.run_status":
+                return s.getRunStatus(req(a, "run_id")).toJson();
+            case "isolation.run_logs":
+                return s.getRunLogs(req(a, "run_id"), lng(a, "cursor")).toJson();
             default:
                 throw new DriverError("unsupported_op", "the java driver does not implement " + op);
         }

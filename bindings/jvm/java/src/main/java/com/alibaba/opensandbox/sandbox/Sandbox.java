@@ -5,23 +5,32 @@ import com.alibaba.opensandbox.sandbox.config.ConnectionConfig;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.InvalidArgumentException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxReadyTimeoutException;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxError;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.CredentialProxyConfig;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.DiagnosticContent;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.NetworkPolicy;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.NetworkRule;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PlatformSpec;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PolicyStatus;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxEndpoint;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxImageSpec;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxLifecycle;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxInfo;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxMetrics;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxRenewResponse;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SnapshotInfo;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.Volume;
 import com.alibaba.opensandbox.sandbox.domain.services.Commands;
+import com.alibaba.opensandbox.sandbox.domain.services.CredentialVault;
+import com.alibaba.opensandbox.sandbox.domain.services.Diagnostics;
 import com.alibaba.opensandbox.sandbox.domain.services.Filesystem;
+import com.alibaba.opensandbox.sandbox.domain.services.IsolationService;
 import com.alibaba.opensandbox.sandbox.domain.services.Metrics;
 import com.alibaba.opensandbox.sandbox.domain.services.Pty;
 import com.alibaba.opensandbox.sandbox.internal.Json;
 import com.alibaba.opensandbox.sandbox.internal.NativeBridge;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -45,8 +54,17 @@ public final class Sandbox implements AutoCloseable {
     private final Filesystem files;
     private final Metrics metrics;
     private final Pty pty;
+    private final CredentialVault credentialVault;
+    private final IsolationService isolation;
+    private final Diagnostics diagnostics;
+    /** {@code "template"} when this handle created the sandbox from a template, else null. */
+    private final String origin;
 
     private Sandbox(Object created, ConnectionConfig config) {
+        this(created, config, null);
+    }
+
+    private Sandbox(Object created, ConnectionConfig config, String origin) {
         Map<?, ?> m = (Map<?, ?>) created;
         this.handle = Json.long_(m.get("handle"));
         this.id = Json.str(m.get("id"));
@@ -55,6 +73,10 @@ public final class Sandbox implements AutoCloseable {
         this.files = new Filesystem(handle);
         this.metrics = new Metrics(handle);
         this.pty = new Pty(handle);
+        this.credentialVault = new CredentialVault(handle);
+        this.isolation = new IsolationService(handle);
+        this.diagnostics = new Diagnostics(config);
+        this.origin = origin;
     }
 
     public static Builder builder() {
@@ -92,6 +114,43 @@ public final class Sandbox implements AutoCloseable {
 
     public Metrics metrics() {
         return metrics;
+    }
+
+    /**
+     * The sandbox's Credential Vault (create the sandbox with
+     * {@code credentialProxy(CredentialProxyConfig.enabled())}). As in the official SDK, a sandbox this
+     * handle created from a template has no egress sidecar, so this throws {@link SandboxException}.
+     */
+    public CredentialVault credentialVault() {
+        if ("template".equals(origin)) {
+            throw new SandboxException("Credential Vault is not available for template-backed sandboxes: "
+                    + "they have no sandbox-side egress sidecar.", null,
+                    new SandboxError(SandboxError.UNEXPECTED_RESPONSE,
+                            "Credential Vault is not available for template-backed sandboxes"), null);
+        }
+        return credentialVault;
+    }
+
+    /** Isolated sessions inside this sandbox. */
+    public IsolationService isolation() {
+        return isolation;
+    }
+
+    /** Server diagnostics (logs and events) by sandbox id and scope. */
+    public Diagnostics diagnostics() {
+        return diagnostics;
+    }
+
+    /**
+     * File operations acting as Linux user {@code uid:gid} (execd's {@code /v1/filesystem/{uid}/{gid}}
+     * routes): files are created as that user and permissions are checked as that user (403 when denied).
+     */
+    public Filesystem filesWithIdentity(long uid, long gid) {
+        // 4294967295 is (uid_t) -1, "no change" to the kernel: never an identity.
+        if (uid < 0 || gid < 0 || uid > 4294967294L || gid > 4294967294L) {
+            throw new InvalidArgumentException("uid and gid must be in 0..4294967294, got " + uid + ":" + gid);
+        }
+        return new Filesystem(handle, Json.obj("identity", Json.obj("uid", uid, "gid", gid)));
     }
 
     /** Interactive PTY sessions and live background logs (extension over the official SDK). */
@@ -258,6 +317,79 @@ public final class Sandbox implements AutoCloseable {
         private boolean skipHealthCheck;
         private boolean secureAccess;
         private ConnectionConfig connectionConfig;
+        private String templateId;
+        private Map<String, String> resourceRequests;
+        private SandboxLifecycle lifecycle;
+        private final List<Volume> volumes = new ArrayList<>();
+        private CredentialProxyConfig credentialProxy;
+        private PlatformSpec platform;
+
+        /** Runtime platform constraint (os/arch) for provisioning. */
+        public Builder platform(PlatformSpec platform) {
+            this.platform = platform;
+            return this;
+        }
+
+        public Builder platform(Consumer<PlatformSpec.Builder> configure) {
+            PlatformSpec.Builder b = PlatformSpec.builder();
+            configure.accept(b);
+            this.platform = b.build();
+            return this;
+        }
+
+        /**
+         * Creates the sandbox from a built template ({@code SandboxManager.createTemplate}); the image,
+         * entrypoint and env come from the template unless set here.
+         */
+        public Builder templateId(String templateId) {
+            if (templateId == null || templateId.trim().isEmpty()) {
+                throw new InvalidArgumentException("Template id cannot be blank");
+            }
+            this.templateId = templateId;
+            return this;
+        }
+
+        /** Guaranteed minimum resources (Burstable QoS), next to the limits of {@code resource}. */
+        public Builder resourceRequests(Map<String, String> resourceRequests) {
+            this.resourceRequests = new LinkedHashMap<>(resourceRequests);
+            return this;
+        }
+
+        public Builder resourceRequests(Consumer<Map<String, String>> configure) {
+            Map<String, String> m = new LinkedHashMap<>();
+            configure.accept(m);
+            this.resourceRequests = m;
+            return this;
+        }
+
+        /** Hooks execd runs before the entrypoint ({@code preStart}) and on a schedule ({@code periodic}). */
+        public Builder lifecycle(SandboxLifecycle lifecycle) {
+            this.lifecycle = lifecycle;
+            return this;
+        }
+
+        public Builder lifecycle(Consumer<SandboxLifecycle.Builder> configure) {
+            SandboxLifecycle.Builder b = SandboxLifecycle.builder();
+            configure.accept(b);
+            this.lifecycle = b.build();
+            return this;
+        }
+
+        public Builder volume(Volume volume) {
+            this.volumes.add(volume);
+            return this;
+        }
+
+        public Builder volumes(List<Volume> volumes) {
+            this.volumes.addAll(volumes);
+            return this;
+        }
+
+        /** Starts the credential proxy that {@code sandbox.credentialVault()} configures. */
+        public Builder credentialProxy(CredentialProxyConfig credentialProxy) {
+            this.credentialProxy = credentialProxy;
+            return this;
+        }
 
         public Builder image(String image) {
             this.image = SandboxImageSpec.builder().image(image).build();
@@ -396,7 +528,10 @@ public final class Sandbox implements AutoCloseable {
         }
 
         private Map<String, Object> args(ConnectionConfig cfg) {
-            if ((image == null) == (snapshotId == null)) {
+            if (templateId != null && snapshotId != null) {
+                throw new InvalidArgumentException("templateId and snapshotId cannot both be set");
+            }
+            if (templateId == null && (image == null) == (snapshotId == null)) {
                 throw new InvalidArgumentException("exactly one of image or snapshotId must be set");
             }
             Map<String, Object> a = Json.obj("connection", cfg.nativeHandle(),
@@ -421,11 +556,32 @@ public final class Sandbox implements AutoCloseable {
             if (pollingInterval != null) {
                 a.put("health_check_polling_interval_s", pollingInterval.toMillis() / 1000.0);
             }
+            if (templateId != null) {
+                a.put("template_id", templateId);
+            }
+            if (resourceRequests != null) {
+                a.put("resource_requests", resourceRequests);
+            }
+            if (lifecycle != null && !lifecycle.isEmpty()) {
+                a.put("lifecycle", lifecycle.toJson());
+            }
+            if (!volumes.isEmpty()) {
+                a.put("volumes", Json.mapList(volumes, Volume::toJson));
+            }
+            if (credentialProxy != null) {
+                a.put("credential_proxy", credentialProxy.toJson());
+            }
+            if (platform != null) {
+                a.put("platform", platform.toJson());
+            }
+            if (image != null && image.getAuth() != null) {
+                a.put("image_auth", image.getAuth().toJson());
+            }
             return a;
         }
 
         private Sandbox finish(Object created, ConnectionConfig cfg) {
-            Sandbox sb = new Sandbox(created, cfg);
+            Sandbox sb = new Sandbox(created, cfg, templateId != null ? "template" : null);
             if (healthCheck != null && !skipHealthCheck) {
                 return awaitCustomHealth(sb, healthCheck, readyTimeout != null ? readyTimeout : Duration.ofSeconds(30),
                         pollingInterval != null ? pollingInterval : Duration.ofMillis(200), true);

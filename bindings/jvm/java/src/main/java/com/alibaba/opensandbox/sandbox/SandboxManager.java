@@ -4,6 +4,7 @@ package com.alibaba.opensandbox.sandbox;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import com.alibaba.opensandbox.sandbox.config.ConnectionConfig;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.CreateTemplateRequest;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.DiagnosticContent;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PagedSandboxInfos;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PagedSnapshotInfos;
@@ -13,6 +14,9 @@ import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxInfo;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxRenewResponse;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SnapshotFilter;
 import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SnapshotInfo;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.PagedTemplateInfos;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.TemplateFilter;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.TemplateInfo;
 import com.alibaba.opensandbox.sandbox.internal.Json;
 import com.alibaba.opensandbox.sandbox.internal.NativeBridge;
 import java.time.Duration;
@@ -86,6 +90,36 @@ public final class SandboxManager implements AutoCloseable {
     public SandboxEndpoint getEndpoint(String sandboxId, int port) {
         return SandboxEndpoint.fromJson(NativeBridge.invoke("manager.get_endpoint",
                 args("sandbox_id", sandboxId, "port", port)));
+    }
+
+    // ---- (1.1) templates ----
+
+    /** Starts a template build; poll {@link #getTemplate} until its phase is Succeeded or Failed. */
+    public TemplateInfo createTemplate(CreateTemplateRequest request) {
+        Map<String, Object> a = request.toJson();
+        a.put("manager", handle);
+        return TemplateInfo.fromJson(NativeBridge.invoke("manager.create_template", a));
+    }
+
+    public TemplateInfo getTemplate(String templateId) {
+        return TemplateInfo.fromJson(NativeBridge.invoke("manager.get_template", args("template_id", templateId)));
+    }
+
+    public PagedTemplateInfos listTemplates(TemplateFilter filter) {
+        Map<String, Object> a = args();
+        if (filter != null) {
+            a.putAll(filter.toJson());
+        }
+        return PagedTemplateInfos.fromJson(NativeBridge.invoke("manager.list_templates", a));
+    }
+
+    public PagedTemplateInfos listTemplates() {
+        return listTemplates(null);
+    }
+
+    /** Deletes the template; sandboxes created from it keep running. */
+    public void deleteTemplate(String templateId) {
+        NativeBridge.invoke("manager.delete_template", args("template_id", templateId));
     }
 
     public DiagnosticContent getDiagnosticLogs(String sandboxId, String scope) {

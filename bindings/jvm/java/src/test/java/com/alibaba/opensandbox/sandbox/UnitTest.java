@@ -157,7 +157,7 @@ class UnitTest {
             if (p.endsWith("NativeBridge.java")) {
                 java.util.regex.Matcher l = literal.matcher(text);
                 while (l.find()) {
-                    if (l.group(1).matches("(commands|code|execution)\\..*")) {
+                    if (l.group(1).matches("(commands|code|execution|isolation)\\..*")) {
                         assertTrue(known.contains(l.group(1)), "NativeBridge uses unknown op " + l.group(1));
                     }
                 }

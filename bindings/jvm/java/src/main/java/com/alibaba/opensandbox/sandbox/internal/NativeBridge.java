@@ -34,7 +34,8 @@ public final class NativeBridge {
     private static final Map<String, String> START_OPS = Map.of(
             "commands.run", "commands.start",
             "commands.run_in_session", "commands.start_in_session",
-            "code.run", "code.start");
+            "code.run", "code.start",
+            "isolation.run", "isolation.start");
 
     static {
         NativeLoader.load();

@@ -25,18 +25,37 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
-/** File operations of one sandbox ({@code sandbox.files()}). */
+/**
+ * File operations of one sandbox ({@code sandbox.files()}), optionally as a Linux user
+ * ({@code sandbox.filesWithIdentity(uid, gid)}) or inside an isolated session's mounts
+ * ({@code session.getFiles()}).
+ */
 public final class Filesystem {
     private static final int CHUNK = 256 * 1024;
     private final long handle;
+    /** Keys added to every op: {@code identity} or {@code isolated_session} (or none). */
+    private final Map<String, Object> scope;
 
     /** Internal: use {@code sandbox.files()}. */
     public Filesystem(long handle) {
+        this(handle, Map.of());
+    }
+
+    /** Internal: use {@code sandbox.filesWithIdentity(...)} or {@code session.getFiles()}. */
+    public Filesystem(long handle, Map<String, Object> scope) {
         this.handle = handle;
+        this.scope = Map.copyOf(scope);
+    }
+
+    private Map<String, Object> op(Object... kv) {
+        Map<String, Object> m = Json.obj(kv);
+        m.put("sandbox", handle);
+        m.putAll(scope);
+        return m;
     }
 
     private Map<String, Object> readArgs(String path, String range, Long offset, Long limit) {
-        return Json.obj("sandbox", handle, "path", path, "range", range, "offset", offset, "limit", limit);
+        return op("path", path, "range", range, "offset", offset, "limit", limit);
     }
 
     // ---- reads ----
@@ -118,6 +137,7 @@ public final class Filesystem {
             }
             Map<String, Object> m = entryArgs(e);
             m.remove("sandbox");
+            m.keySet().removeAll(scope.keySet());
             if (d instanceof byte[]) {
                 m.put("data_b64", Base64.getEncoder().encodeToString((byte[]) d));
             } else {
@@ -126,7 +146,7 @@ public final class Filesystem {
             json.add(m);
         }
         if (!json.isEmpty()) {
-            NativeBridge.invoke("files.write_files", Json.obj("sandbox", handle, "entries", json));
+            NativeBridge.invoke("files.write_files", op("entries", json));
         }
     }
 
@@ -134,7 +154,7 @@ public final class Filesystem {
         if (e.getPath() == null || e.getPath().isEmpty()) {
             throw new InvalidArgumentException("path must not be empty");
         }
-        return Json.obj("sandbox", handle, "path", e.getPath(), "mode", e.getMode(), "owner", e.getOwner(),
+        return op("path", e.getPath(), "mode", e.getMode(), "owner", e.getOwner(),
                 "group", e.getGroup());
     }
 
@@ -189,43 +209,43 @@ public final class Filesystem {
         for (WriteEntry e : entries) {
             json.add(Json.obj("path", e.getPath(), "mode", e.getMode(), "owner", e.getOwner(), "group", e.getGroup()));
         }
-        NativeBridge.invoke("files.create_directories", Json.obj("sandbox", handle, "entries", json));
+        NativeBridge.invoke("files.create_directories", op("entries", json));
     }
 
     // ---- deletes and changes ----
 
     public void deleteFiles(List<String> paths) {
-        NativeBridge.invoke("files.delete_files", Json.obj("sandbox", handle, "paths", paths));
+        NativeBridge.invoke("files.delete_files", op("paths", paths));
     }
 
     public void deleteDirectories(List<String> paths) {
-        NativeBridge.invoke("files.delete_directories", Json.obj("sandbox", handle, "paths", paths));
+        NativeBridge.invoke("files.delete_directories", op("paths", paths));
     }
 
     public void moveFiles(List<MoveEntry> entries) {
-        NativeBridge.invoke("files.move_files", Json.obj("sandbox", handle, "entries", Json.mapList(entries, MoveEntry::toJson)));
+        NativeBridge.invoke("files.move_files", op("entries", Json.mapList(entries, MoveEntry::toJson)));
     }
 
     public void setPermissions(List<SetPermissionEntry> entries) {
         NativeBridge.invoke("files.set_permissions",
-                Json.obj("sandbox", handle, "entries", Json.mapList(entries, SetPermissionEntry::toJson)));
+                op("entries", Json.mapList(entries, SetPermissionEntry::toJson)));
     }
 
     public void replaceContents(List<ContentReplaceEntry> entries) {
         NativeBridge.invoke("files.replace_contents",
-                Json.obj("sandbox", handle, "entries", Json.mapList(entries, ContentReplaceEntry::toJson)));
+                op("entries", Json.mapList(entries, ContentReplaceEntry::toJson)));
     }
 
     public List<ReplaceResult> replaceContentsDetailed(List<ContentReplaceEntry> entries) {
         return Json.list(NativeBridge.invoke("files.replace_contents_detailed",
-                Json.obj("sandbox", handle, "entries", Json.mapList(entries, ContentReplaceEntry::toJson))),
+                op("entries", Json.mapList(entries, ContentReplaceEntry::toJson))),
                 ReplaceResult::fromJson);
     }
 
     // ---- queries ----
 
     public List<EntryInfo> listDirectory(String path, Integer depth) {
-        return Json.list(NativeBridge.invoke("files.list_directory", Json.obj("sandbox", handle, "path", path, "depth", depth)),
+        return Json.list(NativeBridge.invoke("files.list_directory", op("path", path, "depth", depth)),
                 EntryInfo::fromJson);
     }
 
@@ -235,12 +255,12 @@ public final class Filesystem {
 
     public List<EntryInfo> search(SearchEntry entry) {
         return Json.list(NativeBridge.invoke("files.search",
-                Json.obj("sandbox", handle, "path", entry.getPath(), "pattern", entry.getPattern())), EntryInfo::fromJson);
+                op("path", entry.getPath(), "pattern", entry.getPattern())), EntryInfo::fromJson);
     }
 
     /** Metadata of each path (Python calls this {@code get_file_info}). */
     public Map<String, EntryInfo> readFileInfo(List<String> paths) {
-        Map<?, ?> m = (Map<?, ?>) NativeBridge.invoke("files.get_file_info", Json.obj("sandbox", handle, "paths", paths));
+        Map<?, ?> m = (Map<?, ?>) NativeBridge.invoke("files.get_file_info", op("paths", paths));
         Map<String, EntryInfo> out = new LinkedHashMap<>();
         for (Map.Entry<?, ?> e : m.entrySet()) {
             out.put(String.valueOf(e.getKey()), EntryInfo.fromJson(e.getValue()));
@@ -249,7 +269,7 @@ public final class Filesystem {
     }
 
     public CompletableFuture<Map<String, EntryInfo>> readFileInfoAsync(List<String> paths) {
-        return NativeBridge.invokeAsync("files.get_file_info", Json.obj("sandbox", handle, "paths", paths)).thenApply(o -> {
+        return NativeBridge.invokeAsync("files.get_file_info", op("paths", paths)).thenApply(o -> {
             Map<String, EntryInfo> out = new LinkedHashMap<>();
             for (Map.Entry<?, ?> e : ((Map<?, ?>) o).entrySet()) {
                 out.put(String.valueOf(e.getKey()), EntryInfo.fromJson(e.getValue()));

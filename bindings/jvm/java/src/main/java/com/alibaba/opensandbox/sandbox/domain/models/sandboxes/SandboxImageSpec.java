@@ -8,13 +8,24 @@ import java.util.Map;
 /** SandboxImageSpec (same shape and getters as the official SDK). */
 public final class SandboxImageSpec {
     private final String image;
+    private final SandboxImageAuth auth;
 
     public SandboxImageSpec(String image) {
+        this(image, null);
+    }
+
+    public SandboxImageSpec(String image, SandboxImageAuth auth) {
         this.image = image;
+        this.auth = auth;
     }
 
     public String getImage() {
         return image;
+    }
+
+    /** Registry credentials (sent on create, never returned by the server). */
+    public SandboxImageAuth getAuth() {
+        return auth;
     }
 
     /** Internal: from the native JSON form. */
@@ -46,14 +57,25 @@ public final class SandboxImageSpec {
     /** Builder of SandboxImageSpec. */
     public static final class Builder {
         private String image;
+        private SandboxImageAuth auth;
 
         public Builder image(String image) {
             this.image = image;
             return this;
         }
 
+        public Builder auth(SandboxImageAuth auth) {
+            this.auth = auth;
+            return this;
+        }
+
+        public Builder auth(String username, String password) {
+            this.auth = SandboxImageAuth.builder().username(username).password(password).build();
+            return this;
+        }
+
         public SandboxImageSpec build() {
-            return new SandboxImageSpec(image);
+            return new SandboxImageSpec(image, auth);
         }
     }
 }
