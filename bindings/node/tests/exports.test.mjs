@@ -20,7 +20,7 @@ test('ESM and CommonJS entries export the same values', () => {
 
 test('index.d.ts declares exactly the runtime values (drift check)', () => {
   const dts = readFileSync(new URL('../index.d.ts', import.meta.url), 'utf8');
-  const declared = [...dts.matchAll(/^export declare (?:class|const|function) (\w+)/gm)].map((m) => m[1]).sort();
+  const declared = [...dts.matchAll(/^export declare (?:class|const|function|enum) (\w+)/gm)].map((m) => m[1]).sort();
   assert.deepEqual(declared, Object.keys(cjs).sort());
 });
 
