@@ -167,7 +167,8 @@ class RedisPoolStateStore {
       if (r == null) return { discardedAliveSandboxIds: [] };
       if (!Array.isArray(r)) throw new Error(`unexpected reply of the take-idle script: ${str(r)}`);
       const taken = r.length > 0 && r[0] != null ? str(r[0]) : '';
-      return { sandboxId: taken || undefined, discardedAliveSandboxIds: list(r[1]).map(str) };
+      const discardedAliveSandboxIds = list(r[1]).map(str);
+      return taken ? { sandboxId: taken, discardedAliveSandboxIds } : { discardedAliveSandboxIds };
     });
   }
 
