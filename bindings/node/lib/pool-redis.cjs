@@ -245,12 +245,12 @@ class RedisPoolStateStore {
       } else if (raw && typeof raw === 'object') {
         for (const [id, v] of Object.entries(raw)) expires.set(id, int(v));
       }
+      // The list may hold stale ids (taken or removed): the hash decides membership.
       const seen = new Set();
-      const now = Date.now();
       const out = [];
       for (const id of ids) {
         const at = expires.get(id);
-        if (at === undefined || at <= now || seen.has(id)) continue;
+        if (at === undefined || seen.has(id)) continue;
         seen.add(id);
         out.push({ sandboxId: id, expiresAt: new Date(at) });
       }

@@ -515,6 +515,7 @@ class SandboxPool {
           sandbox = await this.#backend.connect({
             sandboxId: taken.sandboxId,
             connectionConfig: this.#o.connectionConfig,
+            adapterFactory: this.#o.creationSpec.adapterFactory,
             skipHealthCheck: true,
           });
           if (!skipHealthCheck) {
