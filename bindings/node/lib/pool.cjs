@@ -703,8 +703,15 @@ class SandboxPool {
     return (await store.getDestroyState(this.#o.poolName)) ?? PoolDestroyState.ACTIVE;
   }
 
+  /** Before a direct create: a destroyed namespace refuses; an unreachable store does not (the fallback). */
   async #ensureNamespaceActive() {
-    const state = await this.#storeCall('getDestroyState', () => this.#destroyState());
+    let state;
+    try {
+      state = await this.#destroyState();
+    } catch (error) {
+      this.#o.logger?.warn?.('pool state store unavailable; destroy state unknown', { poolName: this.#o.poolName, error });
+      return;
+    }
     if (state !== PoolDestroyState.ACTIVE) throw new PoolDestroyedException(this.#o.poolName, state);
   }
 

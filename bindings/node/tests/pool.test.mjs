@@ -231,8 +231,18 @@ test('a failing state store: FAIL_FAST raises PoolStateStoreUnavailable, DIRECT_
     store.tryTakeIdleWithMinTtl = async () => {
       throw new Error('redis down');
     };
+    store.getDestroyState = async () => {
+      throw new Error('redis down');
+    };
     await assert.rejects(pool.acquire({ policy: AcquirePolicy.FAIL_FAST }), PoolStateStoreUnavailableException);
+    await assert.rejects(pool.acquire({ policy: AcquirePolicy.RETRY_NEXT_IDLE }), PoolStateStoreUnavailableException);
     assert.equal((await pool.acquire()).id, 'sbx-1');
+    assert.equal((await pool.acquire({ policy: AcquirePolicy.RETRY_NEXT_IDLE_THEN_CREATE })).id, 'sbx-2');
+    store.snapshotCounters = async () => {
+      throw new Error('redis down');
+    };
+    await assert.rejects(pool.snapshot(), PoolStateStoreUnavailableException);
+    await assert.rejects(pool.releaseAllIdle(), PoolStateStoreUnavailableException);
   } finally {
     await pool.shutdown();
   }
