@@ -13,6 +13,7 @@ NODE_OFFICIAL := @alibaba-group/opensandbox@0.1.11
 NODE_TOOLS := $(NODE_WORK)/tools
 NODE_TSC := $(NODE_TOOLS)/node_modules/.bin/tsc
 NODE_ESLINT := $(NODE_TOOLS)/node_modules/.bin/eslint
+NODE_REDIS := $(NODE_TOOLS)/node_modules/redis
 
 .PHONY: setup-node setup-node-tools lint-node build-node test-node test-node-types lint-node test-node-package test-node-alias bench-node bench-prepare-node
 
@@ -31,17 +32,21 @@ build-node: setup-node build
 	  else cp -f $(NODE_SO_DEBUG) $(NODE_ADDON).tmp; fi && mv -f $(NODE_ADDON).tmp $(NODE_ADDON)
 
 # Unit + integration tests (node --test) against a fresh debug server (the idle-exit
-# check among them), the declarations type check, then the packaging test.
-test-node: build-node
+# check among them; the pool's Redis-store test starts its own redis-server), the
+# declarations type check, then the packaging test.
+test-node: build-node setup-node-tools
 	scripts/with-server.sh "$(SERVER_DEBUG)" node --test --test-concurrency=1 $(NODE_DIR)/tests/
 	$(MAKE) --no-print-directory test-node-types lint-node test-node-package test-node-alias
 
 # index.d.ts + code written for the official API, under tsc --strict (TypeScript 5.9
-# from npm into .work/node/tools, once).
+# from npm into .work/node/tools, once), and node-redis (the client the pool's Redis
+# store is used with, an optional peer dependency of the package) for
+# tests/pool-redis.test.mjs, which finds it there.
 setup-node-tools: setup-node
-	@[ -x $(NODE_TSC) ] && [ -x $(NODE_ESLINT) ] || { mkdir -p $(NODE_TOOLS) && cd $(NODE_TOOLS) && \
+	@[ -x $(NODE_TSC) ] && [ -x $(NODE_ESLINT) ] && [ -d $(NODE_REDIS) ] || { mkdir -p $(NODE_TOOLS) && cd $(NODE_TOOLS) && \
 	    printf '{"name":"tools","private":true}\n' > package.json && \
-	    npm install --silent --no-audit --no-fund typescript@5.9 @types/node@20 eslint@10.15.0 @eslint/js@10.0.1 globals@17.14.0; }
+	    npm install --silent --no-audit --no-fund typescript@5.9 @types/node@20 eslint@10.15.0 @eslint/js@10.0.1 globals@17.14.0 \
+	        redis@6.3.1; }
 
 # eslint over the package's JS and the conformance driver (config: eslint.config.mjs).
 lint-node: setup-node-tools

@@ -14,6 +14,12 @@ SandboxError.READY_TIMEOUT = 'READY_TIMEOUT';
 SandboxError.UNHEALTHY = 'UNHEALTHY';
 SandboxError.INVALID_ARGUMENT = 'INVALID_ARGUMENT';
 SandboxError.UNEXPECTED_RESPONSE = 'UNEXPECTED_RESPONSE';
+SandboxError.POOL_EMPTY = 'POOL_EMPTY';
+SandboxError.POOL_ACQUIRE_FAILED = 'POOL_ACQUIRE_FAILED';
+SandboxError.POOL_NOT_RUNNING = 'POOL_NOT_RUNNING';
+SandboxError.POOL_STATE_STORE_UNAVAILABLE = 'POOL_STATE_STORE_UNAVAILABLE';
+SandboxError.POOL_DESTROYED = 'POOL_DESTROYED';
+SandboxError.POOL_DESTROY_INCOMPLETE = 'POOL_DESTROY_INCOMPLETE';
 
 class SandboxException extends Error {
   constructor(opts = {}) {
@@ -54,6 +60,45 @@ const SandboxInternalException = simple('SandboxInternalException', SandboxError
 const SandboxUnhealthyException = simple('SandboxUnhealthyException', SandboxError.UNHEALTHY);
 const SandboxReadyTimeoutException = simple('SandboxReadyTimeoutException', SandboxError.READY_TIMEOUT);
 const InvalidArgumentException = simple('InvalidArgumentException', SandboxError.INVALID_ARGUMENT);
+
+// The client-side pool's exceptions: the official constructors (pool name first, the
+// message built from it) and error codes.
+function poolError(name, code, message) {
+  const C = class extends SandboxException {
+    constructor(...args) {
+      const { text, cause } = message(...args);
+      super({ message: text, cause, error: new SandboxError(code, text) });
+      this.name = name;
+    }
+  };
+  Object.defineProperty(C, 'name', { value: name });
+  return C;
+}
+
+const PoolEmptyException = poolError('PoolEmptyException', SandboxError.POOL_EMPTY, (pool) => ({
+  text: `Sandbox pool '${pool}' has no idle sandbox available`,
+}));
+const PoolAcquireFailedException = poolError(
+  'PoolAcquireFailedException',
+  SandboxError.POOL_ACQUIRE_FAILED,
+  (pool, cause) => ({ text: `Sandbox pool '${pool}' could not acquire a usable idle sandbox`, cause }),
+);
+const PoolNotRunningException = poolError('PoolNotRunningException', SandboxError.POOL_NOT_RUNNING, (pool, state) => ({
+  text: `Sandbox pool '${pool}' is not running (state=${state})`,
+}));
+const PoolStateStoreUnavailableException = poolError(
+  'PoolStateStoreUnavailableException',
+  SandboxError.POOL_STATE_STORE_UNAVAILABLE,
+  (operation, cause) => ({ text: `Sandbox pool state store operation '${operation}' failed`, cause }),
+);
+const PoolDestroyedException = poolError('PoolDestroyedException', SandboxError.POOL_DESTROYED, (pool, state) => ({
+  text: `Sandbox pool '${pool}' namespace is ${state}`,
+}));
+const PoolDestroyIncompleteException = poolError(
+  'PoolDestroyIncompleteException',
+  SandboxError.POOL_DESTROY_INCOMPLETE,
+  (pool, cause) => ({ text: `Sandbox pool '${pool}' destroy did not complete`, cause }),
+);
 
 /** Sets the extra, non-enumerable fields every exception of ours carries. */
 function annotate(ex, p) {
@@ -128,6 +173,12 @@ module.exports = {
   SandboxUnhealthyException,
   SandboxReadyTimeoutException,
   InvalidArgumentException,
+  PoolEmptyException,
+  PoolAcquireFailedException,
+  PoolNotRunningException,
+  PoolStateStoreUnavailableException,
+  PoolDestroyedException,
+  PoolDestroyIncompleteException,
   fromNative,
   call,
 };

@@ -19,6 +19,7 @@ const { imageArg, imageAuthArg, volumeArg, stringMap, networkPolicyArg, lifecycl
 const { IsolationService } = require('./isolation.cjs');
 const { EgressService } = require('./egress.cjs');
 const { SandboxesService } = require('./sandboxes.cjs');
+const pool = require('./pool.cjs');
 const { templateInfo, templateRequestArgs } = require('./templates.cjs');
 const { DefaultAdapterFactory, createDefaultAdapterFactory, checkAdapterFactory } = require('./factory.cjs');
 const { call, fromNative, InvalidArgumentException, SandboxReadyTimeoutException } = errors;
@@ -659,6 +660,22 @@ module.exports = {
   SandboxUnhealthyException: errors.SandboxUnhealthyException,
   SandboxReadyTimeoutException: errors.SandboxReadyTimeoutException,
   InvalidArgumentException: errors.InvalidArgumentException,
+  PoolEmptyException: errors.PoolEmptyException,
+  PoolAcquireFailedException: errors.PoolAcquireFailedException,
+  PoolNotRunningException: errors.PoolNotRunningException,
+  PoolStateStoreUnavailableException: errors.PoolStateStoreUnavailableException,
+  PoolDestroyedException: errors.PoolDestroyedException,
+  PoolDestroyIncompleteException: errors.PoolDestroyIncompleteException,
+  SandboxPool: pool.SandboxPool,
+  SandboxPoolManager: pool.SandboxPoolManager,
+  InMemoryPoolStateStore: pool.InMemoryPoolStateStore,
+  AcquirePolicy: pool.AcquirePolicy,
+  PoolLifecycleState: pool.PoolLifecycleState,
+  PoolState: pool.PoolState,
+  PoolHealthState: pool.PoolHealthState,
+  PoolDestroyState: pool.PoolDestroyState,
+  PoolDestroyStrategy: pool.PoolDestroyStrategy,
+  PooledSandboxCreateReason: pool.PooledSandboxCreateReason,
   DEFAULT_EXECD_PORT,
   DEFAULT_EGRESS_PORT,
   DEFAULT_ENTRYPOINT,

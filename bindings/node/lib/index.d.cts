@@ -15,6 +15,12 @@ export type SandboxErrorCode =
   | 'UNHEALTHY'
   | 'INVALID_ARGUMENT'
   | 'UNEXPECTED_RESPONSE'
+  | 'POOL_EMPTY'
+  | 'POOL_ACQUIRE_FAILED'
+  | 'POOL_NOT_RUNNING'
+  | 'POOL_STATE_STORE_UNAVAILABLE'
+  | 'POOL_DESTROYED'
+  | 'POOL_DESTROY_INCOMPLETE'
   | (string & {});
 
 export declare class SandboxError {
@@ -25,6 +31,12 @@ export declare class SandboxError {
   static readonly UNHEALTHY: SandboxErrorCode;
   static readonly INVALID_ARGUMENT: SandboxErrorCode;
   static readonly UNEXPECTED_RESPONSE: SandboxErrorCode;
+  static readonly POOL_EMPTY: SandboxErrorCode;
+  static readonly POOL_ACQUIRE_FAILED: SandboxErrorCode;
+  static readonly POOL_NOT_RUNNING: SandboxErrorCode;
+  static readonly POOL_STATE_STORE_UNAVAILABLE: SandboxErrorCode;
+  static readonly POOL_DESTROYED: SandboxErrorCode;
+  static readonly POOL_DESTROY_INCOMPLETE: SandboxErrorCode;
   constructor(code: SandboxErrorCode, message?: string);
 }
 
@@ -75,6 +87,30 @@ export declare class SandboxReadyTimeoutException extends SandboxException {
 }
 export declare class InvalidArgumentException extends SandboxException {
   constructor(opts: { message?: string; cause?: unknown });
+}
+/** `acquire` found no idle sandbox and its policy creates none (FAIL_FAST, RETRY_NEXT_IDLE). */
+export declare class PoolEmptyException extends SandboxException {
+  constructor(poolName: string);
+}
+/** `acquire` tried idle candidates, none was usable, and its policy creates none. */
+export declare class PoolAcquireFailedException extends SandboxException {
+  constructor(poolName: string, cause?: unknown);
+}
+/** The pool is not RUNNING (not started, draining or stopped). */
+export declare class PoolNotRunningException extends SandboxException {
+  constructor(poolName: string, state: string);
+}
+/** The pool state store (e.g. Redis) failed or is unreachable. */
+export declare class PoolStateStoreUnavailableException extends SandboxException {
+  constructor(operation: string, cause?: unknown);
+}
+/** The pool namespace is being destroyed or was destroyed (`SandboxPoolManager.destroy`). */
+export declare class PoolDestroyedException extends SandboxException {
+  constructor(poolName: string, state: string);
+}
+/** A destroy started but did not finish (drain timeout, store failure): run it again. */
+export declare class PoolDestroyIncompleteException extends SandboxException {
+  constructor(poolName: string, cause?: unknown);
 }
 
 // ---- connection ---------------------------------------------------------------------
@@ -1126,6 +1162,251 @@ export declare class CodeInterpreter {
 }
 
 // ---- constants ---------------------------------------------------------------------------
+
+// ---- client-side sandbox pool ------------------------------------------------------
+
+export declare enum AcquirePolicy {
+  DIRECT_CREATE = 'DIRECT_CREATE',
+  FAIL_FAST = 'FAIL_FAST',
+  RETRY_NEXT_IDLE = 'RETRY_NEXT_IDLE',
+  RETRY_NEXT_IDLE_THEN_CREATE = 'RETRY_NEXT_IDLE_THEN_CREATE',
+}
+export declare enum PoolLifecycleState {
+  NOT_STARTED = 'NOT_STARTED',
+  STARTING = 'STARTING',
+  RUNNING = 'RUNNING',
+  DRAINING = 'DRAINING',
+  STOPPED = 'STOPPED',
+}
+export declare enum PoolState {
+  HEALTHY = 'HEALTHY',
+  DEGRADED = 'DEGRADED',
+  DRAINING = 'DRAINING',
+  STOPPED = 'STOPPED',
+}
+/** The earlier official health enum (the snapshot's `healthState`). */
+export declare enum PoolHealthState {
+  HEALTHY = 'HEALTHY',
+  DEGRADED = 'DEGRADED',
+}
+export declare enum PoolDestroyState {
+  ACTIVE = 'ACTIVE',
+  DESTROYING = 'DESTROYING',
+  DESTROYED = 'DESTROYED',
+}
+export declare enum PoolDestroyStrategy {
+  FORCE = 'FORCE',
+}
+export declare enum PooledSandboxCreateReason {
+  WARMUP = 'WARMUP',
+  DIRECT_CREATE = 'DIRECT_CREATE',
+}
+
+export interface IdleEntry {
+  sandboxId: string;
+  expiresAt: Date;
+}
+export interface TakeIdleResult {
+  sandboxId?: string;
+  discardedAliveSandboxIds: string[];
+}
+export interface ReapResult {
+  discardedAliveSandboxIds: string[];
+}
+export interface StoreCounters {
+  idleCount: number;
+}
+
+/**
+ * Persistence contract of a pool. Distributed implementations make each method atomic:
+ * taking an idle entry removes it, `putIdle` is idempotent per (poolName, sandboxId),
+ * lock renew/release succeed only for the current owner.
+ */
+export interface PoolStateStore {
+  tryTakeIdle(poolName: string): Promise<string | undefined>;
+  tryTakeIdleWithMinTtl(poolName: string, minRemainingTtlSeconds: number): Promise<TakeIdleResult>;
+  putIdle(poolName: string, sandboxId: string): Promise<void>;
+  removeIdle(poolName: string, sandboxId: string): Promise<void>;
+  tryAcquirePrimaryLock(poolName: string, ownerId: string, ttlSeconds: number): Promise<boolean>;
+  renewPrimaryLock(poolName: string, ownerId: string, ttlSeconds: number): Promise<boolean>;
+  releasePrimaryLock(poolName: string, ownerId: string): Promise<void>;
+  reapExpiredIdle(poolName: string, now: Date): Promise<void>;
+  reapExpiredIdleWithMinTtl(poolName: string, now: Date, minRemainingTtlSeconds: number): Promise<ReapResult>;
+  snapshotCounters(poolName: string): Promise<StoreCounters>;
+  snapshotIdleEntries(poolName: string): Promise<IdleEntry[]>;
+  getMaxIdle(poolName: string): Promise<number | undefined>;
+  setMaxIdle(poolName: string, maxIdle: number): Promise<void>;
+  setIdleEntryTtl(poolName: string, ttlSeconds: number): Promise<void>;
+  getDestroyState(poolName: string): Promise<PoolDestroyState>;
+  beginDestroy(poolName: string, ownerId: string): Promise<void>;
+  clearPoolState(poolName: string): Promise<void>;
+  markDestroyed(poolName: string, ownerId: string, tombstoneTtlSeconds?: number | null): Promise<void>;
+}
+
+/** Process-local pool state (one JavaScript runtime). */
+export declare class InMemoryPoolStateStore implements PoolStateStore {
+  constructor();
+  tryTakeIdle(poolName: string): Promise<string | undefined>;
+  tryTakeIdleWithMinTtl(poolName: string, minRemainingTtlSeconds: number): Promise<TakeIdleResult>;
+  putIdle(poolName: string, sandboxId: string): Promise<void>;
+  removeIdle(poolName: string, sandboxId: string): Promise<void>;
+  tryAcquirePrimaryLock(poolName: string, ownerId: string, ttlSeconds: number): Promise<boolean>;
+  renewPrimaryLock(poolName: string, ownerId: string, ttlSeconds: number): Promise<boolean>;
+  releasePrimaryLock(poolName: string, ownerId: string): Promise<void>;
+  reapExpiredIdle(poolName: string, now: Date): Promise<void>;
+  reapExpiredIdleWithMinTtl(poolName: string, now: Date, minRemainingTtlSeconds: number): Promise<ReapResult>;
+  snapshotCounters(poolName: string): Promise<StoreCounters>;
+  snapshotIdleEntries(poolName: string): Promise<IdleEntry[]>;
+  getMaxIdle(poolName: string): Promise<number | undefined>;
+  setMaxIdle(poolName: string, maxIdle: number): Promise<void>;
+  setIdleEntryTtl(poolName: string, ttlSeconds: number): Promise<void>;
+  getDestroyState(poolName: string): Promise<PoolDestroyState>;
+  beginDestroy(poolName: string, ownerId: string): Promise<void>;
+  clearPoolState(poolName: string): Promise<void>;
+  markDestroyed(poolName: string, ownerId: string, tombstoneTtlSeconds?: number | null): Promise<void>;
+}
+
+export interface PoolSnapshot {
+  state: PoolState;
+  lifecycleState: PoolLifecycleState;
+  /** The earlier official field: HEALTHY / DEGRADED whatever the lifecycle. */
+  healthState: PoolHealthState;
+  idleCount: number;
+  maxIdle: number;
+  failureCount: number;
+  backoffActive: boolean;
+  lastError?: string;
+  inFlightOperations: number;
+}
+
+export type PoolCreationSpec = Omit<
+  SandboxCreateOptions,
+  'connectionConfig' | 'timeoutSeconds' | 'skipHealthCheck' | 'readyTimeoutSeconds' | 'healthCheckPollingInterval' | 'healthCheck'
+>;
+
+export interface PooledSandboxCreateContext {
+  poolName: string;
+  ownerId: string;
+  idleTimeoutSeconds: number;
+  reason: PooledSandboxCreateReason;
+  readyTimeoutSeconds: number;
+  healthCheckPollingIntervalMillis: number;
+  skipHealthCheck: boolean;
+  healthCheck?: PoolHealthCheck;
+  connectionConfig: ConnectionConfig;
+  createConnectionConfig: ConnectionConfig;
+  creationSpec: PoolCreationSpec;
+  signal?: AbortSignal;
+}
+export type PooledSandboxCreator = (context: PooledSandboxCreateContext) => Promise<Sandbox>;
+export type PoolHealthCheck = (sandbox: Sandbox) => boolean | Promise<boolean>;
+export type PoolSandboxPreparer = (sandbox: Sandbox) => void | Promise<void>;
+export interface PoolLogger {
+  debug?(message: string, fields?: Record<string, unknown>): void;
+  info?(message: string, fields?: Record<string, unknown>): void;
+  warn?(message: string, fields?: Record<string, unknown>): void;
+}
+
+export interface SandboxPoolOptions {
+  poolName: string;
+  maxIdle: number;
+  connectionConfig: ConnectionConfig | ConnectionConfigOptions;
+  /** Exactly one of image / snapshotId unless sandboxCreator is given. */
+  creationSpec?: PoolCreationSpec;
+  sandboxCreator?: PooledSandboxCreator;
+  /** Default: a new InMemoryPoolStateStore (single process). */
+  stateStore?: PoolStateStore;
+  ownerId?: string;
+  /** Warmup creates started per reconcile tick (default 10). */
+  warmupCreateQps?: number;
+  /** Warmups in flight at once (default max(1, ceil(maxIdle * 0.2))). */
+  warmupConcurrency?: number;
+  /** Default 60. */
+  primaryLockTtlSeconds?: number;
+  /** Extension: the reconcile tick (default 1 s). */
+  reconcileIntervalSeconds?: number;
+  /** Consecutive failed reconciles before DEGRADED and backoff (default 3). */
+  degradedThreshold?: number;
+  /** The earlier official name of the default acquire policy (default DIRECT_CREATE). */
+  emptyBehavior?: AcquirePolicy;
+  /** Idle entry TTL and the idle sandbox's server timeout (default 86400). */
+  idleTimeoutSeconds?: number;
+  /** Graceful shutdown's wait for in-flight work (default 30). */
+  drainTimeoutSeconds?: number;
+  /** Default min(idleTimeoutSeconds / 2, 60). */
+  acquireMinRemainingTtlSeconds?: number;
+  acquireReadyTimeoutSeconds?: number;
+  acquireHealthCheckPollingIntervalMillis?: number;
+  acquireHealthCheck?: PoolHealthCheck;
+  acquireSkipHealthCheck?: boolean;
+  /** Idle candidates tried by the RETRY_NEXT_IDLE policies (default 3). */
+  maxAcquireRetries?: number;
+  warmupReadyTimeoutSeconds?: number;
+  warmupHealthCheckInitialDelayMillis?: number;
+  warmupHealthCheckPollingIntervalMillis?: number;
+  warmupHealthCheck?: PoolHealthCheck;
+  warmupSandboxPreparer?: PoolSandboxPreparer;
+  /** The earlier official name of warmupSandboxPreparer. */
+  warmupPreparer?: PoolSandboxPreparer;
+  warmupPostPrepareHealthCheck?: PoolHealthCheck;
+  warmupPostPrepareHealthCheckTimeoutSeconds?: number;
+  warmupSkipHealthCheck?: boolean;
+  logger?: PoolLogger;
+}
+
+export interface SandboxAcquireOptions {
+  /** Renews the acquired sandbox to this timeout. */
+  sandboxTimeoutSeconds?: number;
+  policy?: AcquirePolicy;
+  minRemainingTtlSeconds?: number;
+  skipHealthCheck?: boolean;
+  signal?: AbortSignal;
+}
+
+/** A client-side buffer of clean, ready sandboxes. */
+export declare class SandboxPool {
+  private constructor();
+  static create(options: SandboxPoolOptions): SandboxPool;
+  static inMemoryStateStore(): InMemoryPoolStateStore;
+  readonly poolName: string;
+  readonly ownerId: string;
+  start(): Promise<void>;
+  acquire(options?: SandboxAcquireOptions): Promise<Sandbox>;
+  resize(maxIdle: number): Promise<void>;
+  releaseAllIdle(): Promise<number>;
+  snapshot(): Promise<PoolSnapshot>;
+  snapshotIdleEntries(): Promise<IdleEntry[]>;
+  shutdown(graceful?: boolean): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface PoolDestroyOptions {
+  strategy?: PoolDestroyStrategy;
+  drainTimeoutSeconds?: number;
+  /** Default 7 days; null = a tombstone that never expires. */
+  tombstoneTtlSeconds?: number | null;
+}
+export interface PoolDestroyResult {
+  poolName: string;
+  state: PoolDestroyState;
+  drainedIdleCount: number;
+  killedIdleCount: number;
+  persistentStateCleared: boolean;
+}
+export interface SandboxPoolManagerOptions {
+  stateStore: PoolStateStore;
+  connectionConfig: ConnectionConfig | ConnectionConfigOptions;
+  ownerId?: string;
+  logger?: PoolLogger;
+  /** Only a DefaultAdapterFactory; any other throws InvalidArgumentException. */
+  adapterFactory?: AdapterFactory;
+}
+/** Administrative operations on a shared pool namespace. */
+export declare class SandboxPoolManager {
+  constructor(options: SandboxPoolManagerOptions);
+  static create(options: SandboxPoolManagerOptions): SandboxPoolManager;
+  destroy(poolName: string, options?: PoolDestroyOptions): Promise<PoolDestroyResult>;
+}
 
 export declare const DEFAULT_EXECD_PORT: 44772;
 export declare const DEFAULT_EGRESS_PORT: 18080;

@@ -5,14 +5,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = new URL('..', import.meta.url);
-export const ENTRIES = ['index', 'internal', 'code-interpreter'];
+export const ENTRIES = ['index', 'internal', 'code-interpreter', 'pool-redis'];
 
 /** The .d.cts text of entry `name`. */
 export function dcts(name) {
   const src = readFileSync(new URL(`${name}.d.ts`, root), 'utf8');
   return (
     `// GENERATED from ../${name}.d.ts by scripts/gen-dcts.mjs: do not edit.\n` +
-    src.replace(/from '\.\/(index|internal|code-interpreter)\.js'/g, "from './$1.cjs'")
+    src.replace(/from '\.\/(index|internal|code-interpreter|pool-redis)\.js'/g, "from './$1.cjs'")
   );
 }
 

@@ -20,7 +20,7 @@ test('ESM and CommonJS entries export the same values', () => {
 
 test('index.d.ts declares exactly the runtime values (drift check)', () => {
   const dts = readFileSync(new URL('../index.d.ts', import.meta.url), 'utf8');
-  const declared = [...dts.matchAll(/^export declare (?:class|const|function) (\w+)/gm)].map((m) => m[1]).sort();
+  const declared = [...dts.matchAll(/^export declare (?:class|const|function|enum) (\w+)/gm)].map((m) => m[1]).sort();
   assert.deepEqual(declared, Object.keys(cjs).sort());
 });
 
@@ -41,6 +41,26 @@ test('the official value exports are all present', () => {
   assert.equal(cjs.DEFAULT_READY_TIMEOUT_SECONDS, 30);
   assert.equal(cjs.DEFAULT_HEALTH_CHECK_POLLING_INTERVAL_MILLIS, 200);
   assert.equal(cjs.DEFAULT_REQUEST_TIMEOUT_SECONDS, 30);
+});
+
+test('the pool exports: main entry and ./pool-redis, ESM and CommonJS alike', async () => {
+  const pool = [
+    'SandboxPool', 'SandboxPoolManager', 'InMemoryPoolStateStore', 'AcquirePolicy', 'PoolLifecycleState', 'PoolState',
+    'PoolDestroyState', 'PoolDestroyStrategy', 'PooledSandboxCreateReason', 'PoolEmptyException',
+    'PoolAcquireFailedException', 'PoolNotRunningException', 'PoolStateStoreUnavailableException',
+    'PoolDestroyedException', 'PoolDestroyIncompleteException',
+  ];
+  for (const n of pool) assert.ok(n in cjs, n);
+  assert.equal(cjs.AcquirePolicy.RETRY_NEXT_IDLE_THEN_CREATE, 'RETRY_NEXT_IDLE_THEN_CREATE');
+  assert.ok(Object.isFrozen(cjs.PoolState));
+  assert.equal(cjs.SandboxError.POOL_DESTROY_INCOMPLETE, 'POOL_DESTROY_INCOMPLETE');
+  const redisEsm = await import('../pool-redis.js');
+  const redisCjs = require('../lib/pool-redis.cjs');
+  assert.equal(redisEsm.RedisPoolStateStore, redisCjs.RedisPoolStateStore);
+  assert.deepEqual(Object.keys(redisCjs), ['RedisPoolStateStore']);
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  assert.equal(pkg.exports['./pool-redis'].require.default, './lib/pool-redis.cjs');
+  assert.equal(pkg.peerDependenciesMeta.redis.optional, true);
 });
 
 test('ConnectionConfig: defaults, env fallback, scheme in the domain wins', () => {

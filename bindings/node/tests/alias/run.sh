@@ -17,14 +17,15 @@ cat > "$WORK/app/package.json" <<JSON
 {"name": "alias-app", "private": true, "type": "module",
  "dependencies": {"@alibaba-group/opensandbox": "file:$TGZ"}}
 JSON
-cp "$HERE/app.mjs" "$HERE/app.cjs" "$HERE/app.mts" "$HERE/app-cjs.cts" "$WORK/app/"
+cp "$HERE/app.mjs" "$HERE/app.cjs" "$HERE/app.mts" "$HERE/app-cjs.cts" "$HERE/app-pool.mjs" "$HERE/app-pool.mts" "$WORK/app/"
 cd "$WORK/app"
 npm install --silent --offline --no-audit --no-fund
 test "$(node -p 'require("@alibaba-group/opensandbox/package.json").name')" = opensandbox-node
 if [ -n "${TSC:-}" ]; then
     "$TSC" --strict --noEmit --module nodenext --moduleResolution nodenext --target es2022 \
-        --types node --typeRoots "${TYPE_ROOTS:?TYPE_ROOTS with TSC}" app.mts app-cjs.cts
+        --types node --typeRoots "${TYPE_ROOTS:?TYPE_ROOTS with TSC}" app.mts app-cjs.cts app-pool.mts
     echo "alias types: ok"
 fi
 node app.mjs
 node app.cjs
+node app-pool.mjs
