@@ -79,6 +79,10 @@ type Sandbox struct {
 	// use the owner's handle and add fileScope to every file op.
 	owner     *Sandbox
 	fileScope map[string]any
+
+	// origin is what the server reported (OPEN-SANDBOX-ORIGIN) when the handle was
+	// opened, or template for a sandbox created from a template.
+	origin SandboxOrigin
 }
 
 // view is a Sandbox sharing s's handle whose file ops carry scope (`identity` or
@@ -112,6 +116,20 @@ func newSandbox(id string, handle uint64, config ConnectionConfig) *Sandbox {
 
 // ID returns the sandbox identifier.
 func (s *Sandbox) ID() string { return s.id }
+
+// Origin reports what backs this sandbox: SandboxOriginTemplate for a sandbox created
+// from a template or reported as such by the server's OPEN-SANDBOX-ORIGIN header (its
+// egress calls then go through the lifecycle server's /networkpolicy and it has no
+// credential vault), SandboxOriginUnknown otherwise.
+func (s *Sandbox) Origin() SandboxOrigin {
+	if s.owner != nil {
+		return s.owner.Origin()
+	}
+	if s.origin == SandboxOriginTemplate {
+		return SandboxOriginTemplate
+	}
+	return SandboxOriginUnknown
+}
 
 // Close releases local resources (connections). It does NOT terminate the sandbox.
 // Calls after Close fail.
@@ -192,13 +210,16 @@ func createArgs(config ConnectionConfig, opts SandboxCreateOptions, skipHealth b
 // openSandbox runs sandbox.create / connect / resume and wraps the handle it returns.
 func openSandbox(ctx context.Context, config ConnectionConfig, op string, args map[string]any) (*Sandbox, error) {
 	var opened struct {
-		ID     string `json:"id"`
-		Handle uint64 `json:"handle"`
+		ID     string        `json:"id"`
+		Handle uint64        `json:"handle"`
+		Origin SandboxOrigin `json:"origin"`
 	}
 	if err := opCall(ctx, op, args, &opened); err != nil {
 		return nil, err
 	}
-	return newSandbox(opened.ID, opened.Handle, config), nil
+	sb := newSandbox(opened.ID, opened.Handle, config)
+	sb.origin = opened.Origin
+	return sb, nil
 }
 
 func fixReadyTimeout(err error, id string, timeout time.Duration) error {

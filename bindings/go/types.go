@@ -250,10 +250,9 @@ type MetadataPatch map[string]*string
 type Endpoint struct {
 	Endpoint string            `json:"endpoint"`
 	Headers  map[string]string `json:"headers,omitempty"`
-	// Origin is what the official SDK reads from the OPEN-SANDBOX-ORIGIN response
-	// header. The core does not pass response headers up, so it is always empty
-	// here (treat as "not template-backed", as the official SDK does when unset).
-	Origin SandboxOrigin `json:"-"`
+	// Origin is the sandbox origin reported by the server's OPEN-SANDBOX-ORIGIN
+	// response header (see SandboxOrigin); empty when the server does not send it.
+	Origin SandboxOrigin `json:"origin,omitempty"`
 }
 
 // SandboxOrigin is what backs a sandbox (see Endpoint.Origin).

@@ -6,6 +6,7 @@ import m from './lib/index.cjs';
 export const {
   ConnectionConfig,
   Sandbox,
+  SandboxOrigin,
   SandboxManager,
   ExecdCommands,
   SandboxFiles,

@@ -21,9 +21,10 @@ namespace OpenSandbox
         private readonly SandboxCore _core;
         private readonly EgressService _egress;
 
-        private Sandbox(string id, long handle, ConnectionConfig config)
+        private Sandbox(string id, long handle, ConnectionConfig config, SandboxOrigin origin)
         {
             Id = id;
+            Origin = origin;
             _core = new SandboxCore(handle);
             ConnectionConfig = config;
             Commands = new CommandsService(_core);
@@ -37,6 +38,8 @@ namespace OpenSandbox
         }
 
         public string Id { get; private set; }
+        /// <summary>(1.1) What backs this sandbox (<see cref="SandboxOrigin"/>).</summary>
+        public SandboxOrigin Origin { get; private set; }
         public ConnectionConfig ConnectionConfig { get; private set; }
         public IExecdCommands Commands { get; private set; }
         public ISandboxFiles Files { get; private set; }
@@ -149,7 +152,7 @@ namespace OpenSandbox
         {
             o["connection"] = config.ToSessionConnection();
             var r = Json.Parse(await Bridge.SessionCall(op, Json.Write(o), ct).ConfigureAwait(false));
-            return new Sandbox(Json.Str(r, "id"), Json.Long(r, "handle") ?? 0, config);
+            return new Sandbox(Json.Str(r, "id"), Json.Long(r, "handle") ?? 0, config, SandboxOrigins.Parse(Json.Str(r, "origin")));
         }
 
         private static WaitUntilReadyOptions ReadyOptions(int? readyTimeoutSeconds, int? pollingMillis, Func<Sandbox, Task<bool>> check)

@@ -309,6 +309,16 @@ namespace OpenSandbox.Tests.Server
                     Assert.AreEqual("from the template", e.Logs.Stdout.Single().Text.TrimEnd());
                     var info = await sb.GetInfoAsync();
                     CollectionAssert.AreEqual(new[] { "sleep", "infinity" }, info.Entrypoint);
+                    // (1.1) Template-backed, and a new handle learns it from OPEN-SANDBOX-ORIGIN:
+                    // its egress policy comes through the lifecycle server, it has no vault.
+                    Assert.AreEqual(SandboxOrigin.Template, sb.Origin);
+                    using (var again = await Sandbox.ConnectAsync(new SandboxConnectOptions { SandboxId = sb.Id, SkipHealthCheck = true }))
+                    {
+                        Assert.AreEqual(SandboxOrigin.Template, again.Origin);
+                        Assert.AreEqual(SandboxOrigin.Template, (await again.GetEndpointAsync(44772)).Origin);
+                        Assert.IsNotNull(await again.GetEgressPolicyAsync());
+                        Assert.Throws<InvalidArgumentException>(() => again.CredentialVault.GetAsync().GetAwaiter().GetResult());
+                    }
                     await m.DeleteTemplateAsync(t.TemplateId);
                     var gone = Assert.Throws<SandboxApiException>(() => m.GetTemplateAsync(t.TemplateId).GetAwaiter().GetResult());
                     Assert.AreEqual(404, gone.StatusCode);

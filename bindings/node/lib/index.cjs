@@ -343,10 +343,18 @@ function connectArgs(o = {}, timeoutKey = 'ready_timeout_s') {
 /** Releases the session handle of a Sandbox object once it is garbage. */
 const handles = new FinalizationRegistry(({ n, h }) => n.release(h));
 
+/**
+ * (1.1) What backs a sandbox: `TEMPLATE` when it was created from a template or the
+ * server's `OPEN-SANDBOX-ORIGIN` header says so (its egress policy then goes through the
+ * lifecycle server and it has no credential vault); anything else is `UNKNOWN`.
+ */
+const SandboxOrigin = Object.freeze({ TEMPLATE: 'template', UNKNOWN: 'unknown' });
+
 class Sandbox {
-  /** @internal `opened` is the op layer's `{id, handle}` of create / connect / resume. */
+  /** @internal `opened` is the op layer's `{id, handle, origin}` of create / connect / resume. */
   constructor(config, opened) {
     this.id = opened.id;
+    this.origin = opened.origin === SandboxOrigin.TEMPLATE ? SandboxOrigin.TEMPLATE : SandboxOrigin.UNKNOWN;
     this.connectionConfig = config;
     const n = config._native();
     Object.defineProperty(this, '_n', { value: n, enumerable: false });
@@ -640,6 +648,7 @@ class CodeInterpreter {
 module.exports = {
   ConnectionConfig,
   Sandbox,
+  SandboxOrigin,
   SandboxManager,
   ExecdCommands,
   SandboxFiles,

@@ -1066,8 +1066,18 @@ export interface SandboxConnectOptions {
   healthCheckPollingInterval?: number;
 }
 
+/**
+ * (1.1) What backs a sandbox: `TEMPLATE` when it was created from a template or the
+ * server's `OPEN-SANDBOX-ORIGIN` header says so; anything else is `UNKNOWN`.
+ */
+export declare enum SandboxOrigin {
+  TEMPLATE = 'template',
+  UNKNOWN = 'unknown',
+}
 export declare class Sandbox {
   readonly id: SandboxId;
+  /** (1.1) What backs this sandbox. */
+  readonly origin: SandboxOrigin;
   readonly connectionConfig: ConnectionConfig;
   /** The raw lifecycle service. */
   readonly sandboxes: Sandboxes;

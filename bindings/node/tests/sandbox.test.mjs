@@ -350,3 +350,33 @@ test('isolation: capabilities have the official shape', { skip }, async () => {
   assert.equal(typeof c.setpriv_available, 'boolean');
   assert.equal(typeof c.commit_supported, 'boolean');
 });
+
+test('origin: a template-backed sandbox, also to a new handle (OPEN-SANDBOX-ORIGIN)', { skip }, async () => {
+  const { SandboxOrigin } = await import('../index.js');
+  const manager = SandboxManager.create();
+  const tpl = await manager.createTemplate({
+    image: 'python:3.11', publish: 's3://node-test/origin', entrypoint: ['sleep', 'infinity'],
+  });
+  try {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const t = await manager.getTemplate(tpl.templateId);
+      if (t.status.phase === 'Succeeded') break;
+      assert.ok(t.status.phase !== 'Failed' && Date.now() < deadline, JSON.stringify(t.status));
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const fromTpl = await Sandbox.createFromTemplate(tpl.templateId, { timeoutSeconds: 300 });
+    try {
+      assert.equal(fromTpl.origin, SandboxOrigin.TEMPLATE);
+      const again = await Sandbox.connect({ sandboxId: fromTpl.id, skipHealthCheck: true });
+      assert.equal(again.origin, SandboxOrigin.TEMPLATE);
+      await again.getEgressPolicy();
+      await assert.rejects(again.credentialVault.get(), InvalidArgumentException);
+    } finally {
+      await fromTpl.kill();
+    }
+    assert.equal(sbx.origin, SandboxOrigin.UNKNOWN);
+  } finally {
+    await manager.deleteTemplate(tpl.templateId);
+  }
+});

@@ -67,6 +67,14 @@ async def test_templates_build_and_back_sandboxes(server):
         assert text(await sb.commands.run("echo $TPL")).strip() == "from-template"
         with pytest.raises(SandboxException):
             _ = sb.credential_vault
+        # A new handle learns the origin from the server's OPEN-SANDBOX-ORIGIN header;
+        # its egress policy comes through the lifecycle server's /networkpolicy.
+        again = await Sandbox.connect(sb.id, skip_health_check=True)
+        assert again.origin == SandboxOrigin.TEMPLATE
+        assert (await again.get_endpoint(44772)).origin == SandboxOrigin.TEMPLATE
+        with pytest.raises(SandboxException):
+            _ = again.credential_vault
+        await again.get_egress_policy()
         await manager.delete_template(info.template_id)
         with pytest.raises(SandboxApiException) as e:
             await manager.get_template(info.template_id)

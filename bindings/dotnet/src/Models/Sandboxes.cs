@@ -147,6 +147,8 @@ namespace OpenSandbox.Models
     {
         public string EndpointAddress { get; set; }
         public IReadOnlyDictionary<string, string> Headers { get; set; }
+        /// <summary>(1.1) What the server's <c>OPEN-SANDBOX-ORIGIN</c> header said backs the sandbox.</summary>
+        public SandboxOrigin Origin { get; set; }
 
         internal static Endpoint FromJson(object j)
         {
@@ -154,7 +156,28 @@ namespace OpenSandbox.Models
             {
                 EndpointAddress = Json.Str(j, "endpoint"),
                 Headers = Json.StrMap(j, "headers") ?? new Dictionary<string, string>(),
+                Origin = SandboxOrigins.Parse(Json.Str(j, "origin")),
             };
+        }
+    }
+
+    /// <summary>
+    /// (1.1) What backs a sandbox. <see cref="Template"/>: created from a template, or reported
+    /// as such by the server's <c>OPEN-SANDBOX-ORIGIN</c> header; such a sandbox has no egress
+    /// sidecar (its policy calls go to the lifecycle server) and no credential vault.
+    /// Anything else, including a value a newer server may send, is <see cref="Unknown"/>.
+    /// </summary>
+    public enum SandboxOrigin
+    {
+        Unknown,
+        Template,
+    }
+
+    internal static class SandboxOrigins
+    {
+        internal static SandboxOrigin Parse(string value)
+        {
+            return value == "template" ? SandboxOrigin.Template : SandboxOrigin.Unknown;
         }
     }
 

@@ -33,6 +33,11 @@ from opensandbox.services.pty import Pty
 _MAX_IDENTITY = 4294967294
 
 
+def _origin(opened: Dict[str, Any]) -> str:
+    """The origin the server reported for an opened sandbox (``OPEN-SANDBOX-ORIGIN``)."""
+    return SandboxOrigin.TEMPLATE if opened.get("origin") == SandboxOrigin.TEMPLATE else SandboxOrigin.UNKNOWN
+
+
 class Sandbox:
     """An isolated sandbox: commands, files, metrics and its lifecycle.
 
@@ -294,7 +299,9 @@ class Sandbox:
     ) -> "Sandbox":
         r = await _bridge.acall(config._client(), "sandbox.create", args)
         try:
-            return await cls._finish(r["id"], config, health_check, ready_timeout, polling, origin)
+            return await cls._finish(
+                r["id"], config, health_check, ready_timeout, polling, _origin(r) if r.get("origin") else origin
+            )
         except BaseException:
             await _bridge.acall(config._client(), "manager.kill_sandbox", {"sandbox_id": r["id"]})
             raise
@@ -352,7 +359,9 @@ class Sandbox:
             skip_health_check or health_check is not None,
         )
         r = await _bridge.acall(config._client(), "sandbox.connect", args)
-        return await cls._finish(r["id"], config, health_check, connect_timeout, health_check_polling_interval)
+        return await cls._finish(
+            r["id"], config, health_check, connect_timeout, health_check_polling_interval, _origin(r)
+        )
 
     @classmethod
     async def resume(
@@ -374,7 +383,9 @@ class Sandbox:
             skip_health_check or health_check is not None,
         )
         r = await _bridge.acall(config._client(), "sandbox.resume", args)
-        return await cls._finish(r["id"], config, health_check, resume_timeout, health_check_polling_interval)
+        return await cls._finish(
+            r["id"], config, health_check, resume_timeout, health_check_polling_interval, _origin(r)
+        )
 
 
 __all__ = ["Sandbox"]

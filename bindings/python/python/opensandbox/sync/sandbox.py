@@ -34,6 +34,11 @@ from opensandbox.sync.services.pty import PtySync
 _MAX_IDENTITY = 4294967294
 
 
+def _origin(opened: Dict[str, Any]) -> str:
+    """The origin the server reported for an opened sandbox (``OPEN-SANDBOX-ORIGIN``)."""
+    return SandboxOrigin.TEMPLATE if opened.get("origin") == SandboxOrigin.TEMPLATE else SandboxOrigin.UNKNOWN
+
+
 class SandboxSync:
     """An isolated sandbox: commands, files, metrics and its lifecycle.
 
@@ -295,7 +300,9 @@ class SandboxSync:
     ) -> "SandboxSync":
         r = _bridge.call(config._client(), "sandbox.create", args)
         try:
-            return cls._finish(r["id"], config, health_check, ready_timeout, polling, origin)
+            return cls._finish(
+                r["id"], config, health_check, ready_timeout, polling, _origin(r) if r.get("origin") else origin
+            )
         except BaseException:
             _bridge.call(config._client(), "manager.kill_sandbox", {"sandbox_id": r["id"]})
             raise
@@ -353,7 +360,7 @@ class SandboxSync:
             skip_health_check or health_check is not None,
         )
         r = _bridge.call(config._client(), "sandbox.connect", args)
-        return cls._finish(r["id"], config, health_check, connect_timeout, health_check_polling_interval)
+        return cls._finish(r["id"], config, health_check, connect_timeout, health_check_polling_interval, _origin(r))
 
     @classmethod
     def resume(
@@ -375,7 +382,7 @@ class SandboxSync:
             skip_health_check or health_check is not None,
         )
         r = _bridge.call(config._client(), "sandbox.resume", args)
-        return cls._finish(r["id"], config, health_check, resume_timeout, health_check_polling_interval)
+        return cls._finish(r["id"], config, health_check, resume_timeout, health_check_polling_interval, _origin(r))
 
 
 __all__ = ["SandboxSync"]

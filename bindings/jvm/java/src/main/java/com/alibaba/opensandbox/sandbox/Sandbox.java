@@ -57,7 +57,10 @@ public final class Sandbox implements AutoCloseable {
     private final CredentialVault credentialVault;
     private final IsolationService isolation;
     private final Diagnostics diagnostics;
-    /** {@code "template"} when this handle created the sandbox from a template, else null. */
+    /**
+     * {@code "template"} when this handle created the sandbox from a template or the server's
+     * {@code OPEN-SANDBOX-ORIGIN} header said so when it was opened, else null.
+     */
     private final String origin;
 
     private Sandbox(Object created, ConnectionConfig config) {
@@ -76,7 +79,8 @@ public final class Sandbox implements AutoCloseable {
         this.credentialVault = new CredentialVault(handle);
         this.isolation = new IsolationService(handle);
         this.diagnostics = new Diagnostics(config);
-        this.origin = origin;
+        Object reported = m.get("origin");
+        this.origin = origin != null ? origin : "template".equals(reported) ? "template" : null;
     }
 
     public static Builder builder() {
@@ -99,6 +103,15 @@ public final class Sandbox implements AutoCloseable {
         return connectionConfig;
     }
 
+    /**
+     * (1.1) What backs this sandbox: {@code "template"} (created from a template, or so reported by
+     * the server's {@code OPEN-SANDBOX-ORIGIN} header: its egress policy goes through the lifecycle
+     * server and it has no Credential Vault), else {@code "unknown"}.
+     */
+    public String getOrigin() {
+        return origin != null ? origin : "unknown";
+    }
+
     /** Internal: the native handle. */
     public long nativeHandle() {
         return handle;
@@ -119,7 +132,7 @@ public final class Sandbox implements AutoCloseable {
     /**
      * The sandbox's Credential Vault (create the sandbox with
      * {@code credentialProxy(CredentialProxyConfig.enabled())}). As in the official SDK, a sandbox this
-     * handle created from a template has no egress sidecar, so this throws {@link SandboxException}.
+     * handle knows to be template-backed has no egress sidecar, so this throws {@link SandboxException}.
      */
     public CredentialVault credentialVault() {
         if ("template".equals(origin)) {

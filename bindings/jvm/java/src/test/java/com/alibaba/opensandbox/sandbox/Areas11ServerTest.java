@@ -64,6 +64,16 @@ class Areas11ServerTest {
                 assertEquals(List.of("sleep", "infinity"), sb.getInfo().getEntrypoint());
                 // A template-backed sandbox has no egress sidecar: refused locally, as officially.
                 assertThrows(SandboxException.class, sb::credentialVault);
+                assertEquals("template", sb.getOrigin());
+                // A new handle learns it from the server's OPEN-SANDBOX-ORIGIN header.
+                Sandbox again = Sandbox.connector().sandboxId(sb.getId()).skipHealthCheck().connect();
+                try {
+                    assertEquals("template", again.getOrigin());
+                    assertThrows(SandboxException.class, again::credentialVault);
+                    assertNotNull(again.getEgressPolicy());
+                } finally {
+                    again.close();
+                }
                 m.deleteTemplate(id);
                 SandboxApiException gone = assertThrows(SandboxApiException.class, () -> m.getTemplate(id));
                 assertEquals(404, gone.getStatusCode());
