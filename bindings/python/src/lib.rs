@@ -35,7 +35,7 @@ use opensandbox_bindings::{OpError, Session};
 use opensandbox_core::{runtime, WriteData, WriteEntry};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyList, PyString, PyType};
 use serde_json::Value;
 use tokio::sync::Mutex as AsyncMutex;
 
@@ -446,27 +446,6 @@ impl Client {
         spawn_with_callback(self.read_chunk_fut(handle, max), done)
     }
 
-    /// The next items of run `handle` (`execution.next_batch`), blocking with the GIL
-    /// released until one arrives, as `(groups, done)` for the handlers: see
-    /// `events::to_groups` (`cls` is the `OutputMessage` class to build; output of a
-    /// stream whose flag is false is dropped).
-    #[pyo3(signature = (handle, max, cls, stdout, stderr))]
-    fn next_events<'py>(
-        &self,
-        py: Python<'py>,
-        handle: u64,
-        max: usize,
-        cls: &Bound<'py, PyType>,
-        stdout: bool,
-        stderr: bool,
-    ) -> PyResult<Bound<'py, PyTuple>> {
-        let session = self.session.clone();
-        let batch = py
-            .detach(|| runtime::block_on(session.next_items(handle, max, None)))
-            .map_err(op_err)?;
-        events::to_groups(py, batch, cls, stdout, stderr)
-    }
-
     /// Pulls the next batch of a started run (blocking, the GIL released while it
     /// waits) and calls its handlers in item order on this thread: `on_stdout` /
     /// `on_stderr` (None: that stream's lines are dropped unbuilt) with each line's
@@ -498,7 +477,10 @@ impl Client {
         )
     }
 
-    /// [`Client::next_events`] as a task: `done(ok, (groups, done))`.
+    /// The next items of run `handle` (`execution.next_batch`) for an async run, as a
+    /// task: `done(ok, (groups, done))` with `groups` as `events::to_groups` makes them
+    /// (`cls` is the `OutputMessage` class to build; output of a stream whose flag is
+    /// false is dropped).
     #[pyo3(signature = (handle, max, cls, stdout, stderr, done))]
     fn next_events_async(
         &self,

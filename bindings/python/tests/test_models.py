@@ -125,3 +125,27 @@ def test_connection_config_transport_knobs_are_refused_not_ignored():
     for kwargs in ({"transport": object()}, {"retry_policy": object()}, {"event_hooks": {"request": [print]}}):
         with pytest.raises(InvalidArgumentException, match="not supported"):
             ConnectionConfig(**kwargs)
+
+
+def test_native_output_messages_are_unvalidated_models_and_check_their_input():
+    """``_native.output_messages`` (a run's kept output) builds what model_construct
+    builds; mismatched or non-str input is a clear error."""
+    from opensandbox import _native
+
+    got = _native.output_messages(OutputMessage, ["a", "b\n"], [1, 2], True)
+    assert got == [
+        OutputMessage(text="a", timestamp=1, is_error=True),
+        OutputMessage(text="b\n", timestamp=2, is_error=True),
+    ]
+    assert all(type(m) is OutputMessage for m in got)
+    assert got[0].model_fields_set == {"text", "timestamp", "is_error"}
+    assert got[0].model_extra is None and got[0].__pydantic_private__ is None
+    got[0].text = "z"
+    assert got[1].text == "b\n" and got[0].model_dump() == {"text": "z", "timestamp": 1, "is_error": True}
+    assert _native.output_messages(OutputMessage, [], [], False) == []
+    with pytest.raises(ValueError, match="2 texts but 1 timestamps"):
+        _native.output_messages(OutputMessage, ["a", "b"], [1], False)
+    with pytest.raises(TypeError, match="not a str"):
+        _native.output_messages(OutputMessage, [b"a"], [1], False)
+    with pytest.raises(TypeError):
+        _native.output_messages(OutputMessage, ["a"], ["x"], False)

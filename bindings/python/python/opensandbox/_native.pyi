@@ -5,7 +5,7 @@ results as Python values in the op layer's spelling. Kept in sync by
 tests/test_native_stub.py, which compares this file with the module.
 """
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
 __version__: str
 
@@ -29,9 +29,6 @@ class Client:
     def read_bytes_async(self, args: Dict[str, Any], done: Done) -> Task: ...
     def read_chunk(self, handle: int, max: int) -> bytes: ...
     def read_chunk_async(self, handle: int, max: int, done: Done) -> Task: ...
-    def next_events(
-        self, handle: int, max: int, cls: type, stdout: bool, stderr: bool
-    ) -> Tuple[List[Tuple[int, Any]], bool]: ...
     def dispatch_events(
         self,
         handle: int,
