@@ -149,3 +149,27 @@ def test_native_output_messages_are_unvalidated_models_and_check_their_input():
         _native.output_messages(OutputMessage, [b"a"], [1], False)
     with pytest.raises(TypeError):
         _native.output_messages(OutputMessage, ["a"], ["x"], False)
+
+
+def test_building_messages_leaves_the_collector_as_it_was():
+    """The native builders pause the cyclic collector while they fill a list and
+    restore its state: on when it was on, off when the user had turned it off."""
+    import gc
+
+    from opensandbox import _native
+
+    assert gc.isenabled()
+    assert len(_native.output_messages(OutputMessage, ["x"] * 3000, [1] * 3000, False)) == 3000
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        _native.output_messages(OutputMessage, ["x"], [1], False)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    # Messages built while paused are still tracked: a cycle through one is collected.
+    m = _native.output_messages(OutputMessage, ["x"], [1], False)[0]
+    assert gc.is_tracked(m)
+    m.__dict__["self"] = m
+    del m
+    assert gc.collect() >= 1
