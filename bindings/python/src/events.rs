@@ -47,9 +47,24 @@ pub struct Messages<'py> {
 impl<'py> Messages<'py> {
     pub fn new(cls: &Bound<'py, PyType>) -> PyResult<Self> {
         let py = cls.py();
-        // SAFETY: `cls` is a live type object. Python classes (heap types, as every
-        // pydantic model is) answer `PyType_GetSlot` on every supported version; a
-        // class without its own `tp_alloc` gets the generic one, as CPython does.
+        // Only a class of Python code whose instances are plain (fixed-size) objects
+        // with pydantic's slots may be built this way: anything else (a built-in type,
+        // a variable-size type) would get an object its own code never set up.
+        // SAFETY: `cls` is a live type object.
+        let heap =
+            unsafe { ffi::PyType_GetFlags(cls.as_type_ptr()) } & ffi::Py_TPFLAGS_HEAPTYPE != 0;
+        if !heap
+            || cls.getattr("__itemsize__")?.extract::<usize>()? != 0
+            || !cls.hasattr("__pydantic_fields_set__")?
+        {
+            return Err(PyTypeError::new_err(format!(
+                "{} is not a pydantic model class",
+                cls.name()?
+            )));
+        }
+        // SAFETY: `cls` is a live heap type, which answers `PyType_GetSlot` on every
+        // supported version; a class without its own `tp_alloc` gets the generic one,
+        // as CPython does.
         let alloc = unsafe {
             let slot = ffi::PyType_GetSlot(cls.as_type_ptr(), ffi::Py_tp_alloc);
             if slot.is_null() {

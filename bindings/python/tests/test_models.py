@@ -149,6 +149,9 @@ def test_native_output_messages_are_unvalidated_models_and_check_their_input():
         _native.output_messages(OutputMessage, [b"a"], [1], False)
     with pytest.raises(TypeError):
         _native.output_messages(OutputMessage, ["a"], ["x"], False)
+    for cls in (int, str, object, Exception):
+        with pytest.raises(TypeError, match="not a pydantic model class"):
+            _native.output_messages(cls, ["a"], [1], False)
 
 
 def test_building_messages_leaves_the_collector_as_it_was():
