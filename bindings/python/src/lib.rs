@@ -35,7 +35,7 @@ use opensandbox_bindings::{OpError, Session};
 use opensandbox_core::{runtime, WriteData, WriteEntry};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyList, PyString, PyType};
 use serde_json::Value;
 use tokio::sync::Mutex as AsyncMutex;
 
@@ -446,28 +446,41 @@ impl Client {
         spawn_with_callback(self.read_chunk_fut(handle, max), done)
     }
 
-    /// The next items of run `handle` (`execution.next_batch`), blocking with the GIL
-    /// released until one arrives, as `(groups, done)` for the handlers: see
-    /// `events::to_groups` (`cls` is the `OutputMessage` class to build; output of a
-    /// stream whose flag is false is dropped).
-    #[pyo3(signature = (handle, max, cls, stdout, stderr))]
-    fn next_events<'py>(
+    /// Pulls the next batch of a started run (blocking, the GIL released while it
+    /// waits) and calls its handlers in item order on this thread: `on_stdout` /
+    /// `on_stderr` (None: that stream's lines are dropped unbuilt) with each line's
+    /// `OutputMessage` of class `cls`, `on_other` with every other item's dict
+    /// (`events::dispatch`). Returns whether the run's end was in the batch.
+    #[pyo3(signature = (handle, max, cls, on_stdout, on_stderr, on_other))]
+    #[allow(clippy::too_many_arguments)]
+    fn dispatch_events<'py>(
         &self,
         py: Python<'py>,
         handle: u64,
         max: usize,
         cls: &Bound<'py, PyType>,
-        stdout: bool,
-        stderr: bool,
-    ) -> PyResult<Bound<'py, PyTuple>> {
+        on_stdout: Option<Bound<'py, PyAny>>,
+        on_stderr: Option<Bound<'py, PyAny>>,
+        on_other: &Bound<'py, PyAny>,
+    ) -> PyResult<bool> {
         let session = self.session.clone();
         let batch = py
             .detach(|| runtime::block_on(session.next_items(handle, max, None)))
             .map_err(op_err)?;
-        events::to_groups(py, batch, cls, stdout, stderr)
+        events::dispatch(
+            py,
+            batch,
+            cls,
+            on_stdout.as_ref(),
+            on_stderr.as_ref(),
+            on_other,
+        )
     }
 
-    /// [`Client::next_events`] as a task: `done(ok, (groups, done))`.
+    /// The next items of run `handle` (`execution.next_batch`) for an async run, as a
+    /// task: `done(ok, (groups, done))` with `groups` as `events::to_groups` makes them
+    /// (`cls` is the `OutputMessage` class to build; output of a stream whose flag is
+    /// false is dropped).
     #[pyo3(signature = (handle, max, cls, stdout, stderr, done))]
     fn next_events_async(
         &self,
@@ -597,6 +610,18 @@ impl Drop for Watch {
 
 /// The op layer's manifest: `{"version", "ops": [{"name", "args": [{"name", "type",
 /// "required", "nullable"}], "result"}]}`.
+/// `[cls(text=t, timestamp=ts, is_error=is_error) for t, ts in zip(texts, stamps)]`
+/// built as `model_construct` would, without validation (`events::messages`).
+#[pyfunction]
+fn output_messages<'py>(
+    cls: &Bound<'py, PyType>,
+    texts: &Bound<'py, PyList>,
+    stamps: &Bound<'py, PyList>,
+    is_error: bool,
+) -> PyResult<Bound<'py, PyList>> {
+    events::messages(cls, texts, stamps, is_error)
+}
+
 #[pyfunction]
 fn ops_manifest(py: Python<'_>) -> PyResult<Py<PyAny>> {
     let m = serde_json::to_value(opensandbox_bindings::ops_manifest())
@@ -611,6 +636,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Task>()?;
     m.add_class::<Watch>()?;
     m.add_function(wrap_pyfunction!(ops_manifest, m)?)?;
+    m.add_function(wrap_pyfunction!(output_messages, m)?)?;
     m.add("NativeError", m.py().get_type::<NativeError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

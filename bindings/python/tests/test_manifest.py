@@ -208,7 +208,7 @@ class Spy:
         done(True, b"")
         return _Task()
 
-    def next_events(self, handle: int, max: int, cls: Any, stdout: bool, stderr: bool) -> Any:
+    def _groups(self, handle: int, max: int, cls: Any, stdout: bool, stderr: bool) -> Any:
         # What the native method pulls, as an op call; the canned batch as its groups.
         batch = self._answer("execution.next_batch", {"handle": handle, "max": max})
         groups: List[Tuple[int, Any]] = []
@@ -221,8 +221,19 @@ class Spy:
                 groups.append((0, ev))
         return groups, batch["done"]
 
+    def dispatch_events(self, handle: int, max: int, cls: Any, on_stdout: Any, on_stderr: Any, on_other: Any) -> bool:
+        # The native method's dispatch of the canned batch, in item order.
+        groups, done = self._groups(handle, max, cls, on_stdout is not None, on_stderr is not None)
+        for kind, payload in groups:
+            if kind == 0:
+                on_other(payload)
+            else:
+                for m in payload:
+                    (on_stdout if kind == 1 else on_stderr)(m)
+        return bool(done)
+
     def next_events_async(self, handle: int, max: int, cls: Any, stdout: bool, stderr: bool, done: Any) -> _Task:
-        return self._async(lambda: self.next_events(handle, max, cls, stdout, stderr), done)
+        return self._async(lambda: self._groups(handle, max, cls, stdout, stderr), done)
 
     def watch_metrics(self, args: Dict[str, Any]) -> _Watch:
         self.calls.append(("watch_metrics", args, None))

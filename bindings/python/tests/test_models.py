@@ -125,3 +125,54 @@ def test_connection_config_transport_knobs_are_refused_not_ignored():
     for kwargs in ({"transport": object()}, {"retry_policy": object()}, {"event_hooks": {"request": [print]}}):
         with pytest.raises(InvalidArgumentException, match="not supported"):
             ConnectionConfig(**kwargs)
+
+
+def test_native_output_messages_are_unvalidated_models_and_check_their_input():
+    """``_native.output_messages`` (a run's kept output) builds what model_construct
+    builds; mismatched or non-str input is a clear error."""
+    from opensandbox import _native
+
+    got = _native.output_messages(OutputMessage, ["a", "b\n"], [1, 2], True)
+    assert got == [
+        OutputMessage(text="a", timestamp=1, is_error=True),
+        OutputMessage(text="b\n", timestamp=2, is_error=True),
+    ]
+    assert all(type(m) is OutputMessage for m in got)
+    assert got[0].model_fields_set == {"text", "timestamp", "is_error"}
+    assert got[0].model_extra is None and got[0].__pydantic_private__ is None
+    got[0].text = "z"
+    assert got[1].text == "b\n" and got[0].model_dump() == {"text": "z", "timestamp": 1, "is_error": True}
+    assert _native.output_messages(OutputMessage, [], [], False) == []
+    with pytest.raises(ValueError, match="2 texts but 1 timestamps"):
+        _native.output_messages(OutputMessage, ["a", "b"], [1], False)
+    with pytest.raises(TypeError, match="not a str"):
+        _native.output_messages(OutputMessage, [b"a"], [1], False)
+    with pytest.raises(TypeError):
+        _native.output_messages(OutputMessage, ["a"], ["x"], False)
+    for cls in (int, str, object, Exception):
+        with pytest.raises(TypeError, match="not a pydantic model class"):
+            _native.output_messages(cls, ["a"], [1], False)
+
+
+def test_building_messages_leaves_the_collector_as_it_was():
+    """The native builders pause the cyclic collector while they fill a list and
+    restore its state: on when it was on, off when the user had turned it off."""
+    import gc
+
+    from opensandbox import _native
+
+    assert gc.isenabled()
+    assert len(_native.output_messages(OutputMessage, ["x"] * 3000, [1] * 3000, False)) == 3000
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        _native.output_messages(OutputMessage, ["x"], [1], False)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    # Messages built while paused are still tracked: a cycle through one is collected.
+    m = _native.output_messages(OutputMessage, ["x"], [1], False)[0]
+    assert gc.is_tracked(m)
+    m.__dict__["self"] = m
+    del m
+    assert gc.collect() >= 1

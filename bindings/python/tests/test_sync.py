@@ -70,6 +70,41 @@ def test_handler_messages_are_the_models_pydantic_builds(sandbox_sync):
     assert line(out[1].text) == "b" and out[0].model_dump()["text"] == "changed"
 
 
+def test_a_handler_error_propagates_and_releases_the_run(sandbox_sync):
+    """Sync output handlers are called from native code: an exception they raise comes
+    out of run() as itself (mid-batch), and the run is released (the sandbox serves the
+    next command at once)."""
+
+    class Boom(Exception):
+        pass
+
+    calls = []
+
+    def on_stdout(m):
+        calls.append(m.text)
+        if len(calls) == 3:
+            raise Boom(m.text)
+
+    with pytest.raises(Boom) as err:
+        sandbox_sync.commands.run("seq 1 20000", handlers=ExecutionHandlersSync(on_stdout=on_stdout))
+    assert len(calls) == 3 and line(err.value.args[0]) == "3"
+    assert line(sandbox_sync.commands.run("echo next").logs.stdout[0].text) == "next"
+
+
+def test_only_the_streams_with_handlers_are_delivered(sandbox_sync):
+    got = []
+    ex = sandbox_sync.commands.run("echo o; echo e >&2; echo o2", handlers=ExecutionHandlersSync(on_stderr=got.append))
+    assert [(line(m.text), m.is_error) for m in got] == [("e", True)]
+    # Kept output (built natively from the outcome) is complete and made of real models.
+    from opensandbox.models.execd import OutputMessage
+
+    assert [line(m.text) for m in ex.logs.stdout] == ["o", "o2"]
+    for m in ex.logs.stdout + ex.logs.stderr:
+        assert type(m) is OutputMessage
+        assert m == OutputMessage(text=m.text, timestamp=m.timestamp, is_error=m.is_error)
+    assert [m.is_error for m in ex.logs.stderr] == [True]
+
+
 def test_files_round_trip(sandbox_sync):
     f = sandbox_sync.files
     payload = bytes(range(256)) * 4096  # 1 MiB, every byte value

@@ -193,8 +193,9 @@ def _complete(c: Dict[str, Any]) -> ExecutionComplete:
 
 
 def _messages(texts: List[str], stamps: List[int], is_error: bool) -> List[OutputMessage]:
-    mk = OutputMessage.model_construct
-    return [mk(text=t, timestamp=ts, is_error=is_error) for t, ts in zip(texts, stamps)]
+    """The kept output of one stream, built natively as ``model_construct`` would."""
+    out: List[OutputMessage] = _native.output_messages(OutputMessage, texts, stamps, is_error)
+    return out
 
 
 def execution_of(end: Dict[str, Any]) -> Execution:
@@ -241,31 +242,28 @@ _STDERR = 2
 def run_execution(client: Any, op: str, args: Dict[str, Any], handlers: Any) -> Execution:
     """Starts a run (``commands.start`` / ``commands.start_in_session`` / ``code.start``)
     and pulls its events on this thread, calling sync handlers in order; the result is
-    the run's folded outcome. Output lines come as ready-made ``OutputMessage`` lists
-    (one native call per batch), so a handler costs one call per line and nothing more."""
+    the run's folded outcome. The native side calls the output handlers itself, one
+    ready-made ``OutputMessage`` per line (one native call per batch, no Python loop
+    per line); every other item comes to ``other``."""
     r = call(client, op, start_args(args, handlers))
     handle = r["handle"]
     on_out, on_err = _output_handlers(handlers)
+    end: List[Dict[str, Any]] = []
+
+    def other(ev: Dict[str, Any]) -> None:
+        if ev["type"] == "end":
+            end.append(ev)
+            return
+        todo = _handler_call(handlers, ev)
+        if todo is not None:
+            todo[0](todo[1])
+
     try:
-        while True:
-            groups, done = native(
-                client.next_events, handle, _BATCH, OutputMessage, on_out is not None, on_err is not None
-            )
-            for kind, payload in groups:
-                if kind == _STDOUT:
-                    for m in payload:
-                        on_out(m)
-                elif kind == _STDERR:
-                    for m in payload:
-                        on_err(m)
-                elif payload["type"] == "end":
-                    return execution_of(payload)
-                else:
-                    todo = _handler_call(handlers, payload)
-                    if todo is not None:
-                        todo[0](todo[1])
-            if done:
+        while not end:
+            done = native(client.dispatch_events, handle, _BATCH, OutputMessage, on_out, on_err, other)
+            if done and not end:
                 raise SandboxInternalException("the run ended without its outcome")
+        return execution_of(end[0])
     finally:
         call(client, "release", {"handle": handle})
 
