@@ -65,9 +65,11 @@ internal static class Bench
             await en.DisposeAsync();
             var down = size / 1e6 / sw.Elapsed.TotalSeconds;
             if (got != size) throw new InvalidOperationException("download: " + got + " of " + size);
+            // The closing brace is appended, not escaped: in "{4:F2}}}" .NET reads the "}}"
+            // as part of the format item ("F2}"), which printed a literal F2 (invalid JSON).
             Console.WriteLine(string.Format(System.Globalization.CultureInfo.InvariantCulture,
-                "{{\"lang\": \"dotnet\", \"impl\": \"ours\", \"file_info_p50_ms\": {0:F4}, \"run_true_p50_ms\": {1:F4}, \"stdout_mb_s\": {2:F2}, \"upload_mb_s\": {3:F2}, \"download_mb_s\": {4:F2}}}",
-                info, run, stdout, up, down));
+                "{{\"lang\": \"dotnet\", \"impl\": \"ours\", \"file_info_p50_ms\": {0:F4}, \"run_true_p50_ms\": {1:F4}, \"stdout_mb_s\": {2:F2}, \"upload_mb_s\": {3:F2}, \"download_mb_s\": {4:F2}",
+                info, run, stdout, up, down) + "}");
         }
         finally
         {
