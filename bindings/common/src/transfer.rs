@@ -230,6 +230,65 @@ pub async fn upload_abort(s: &Session, a: crate::args::HandleArgs) -> OpResult {
 }
 
 impl Session {
+    /// An upload whose data is `len` bytes of the regular file `file` from `offset`
+    /// (`args` as `upload.open`; a `size`, when given, must be `len`): the library reads
+    /// the file itself, so no chunk crosses the host boundary. `file` is consumed; when
+    /// it shares its open file description with the host (a duplicated descriptor), the
+    /// shared offset ends at `offset + len`, where a full read by the host would leave it.
+    ///
+    /// # Errors
+    /// `invalid_argument` for bad arguments, a file that is not a regular file, or a
+    /// `size` other than `len`; the request's error otherwise (a file that shrank below
+    /// `len` fails the request rather than store a short file).
+    pub async fn upload_file(
+        &self,
+        args: Value,
+        file: std::fs::File,
+        offset: u64,
+        len: u64,
+    ) -> Result<(), OpError> {
+        use tokio::io::{AsyncReadExt, AsyncSeekExt};
+        const OP: &str = "upload.file";
+        let a: UploadArgs = parse(OP, args)?;
+        if let Some(size) = a.size {
+            if size != len {
+                return Err(OpError::invalid(
+                    OP,
+                    format!("{OP}: size is {size} bytes but the file part is {len} bytes"),
+                ));
+            }
+        }
+        let meta = file
+            .metadata()
+            .map_err(|e| OpError::invalid(OP, format!("{OP}: cannot stat the file: {e}")))?;
+        if !meta.is_file() {
+            return Err(OpError::invalid(
+                OP,
+                format!("{OP}: the descriptor is not a regular file"),
+            ));
+        }
+        let execd = crate::ops::files::files_client(self, OP, &a).await?;
+        let mut file = tokio::fs::File::from_std(file);
+        file.seek(std::io::SeekFrom::Start(offset))
+            .await
+            .map_err(|e| OpError::invalid(OP, format!("{OP}: cannot seek to {offset}: {e}")))?;
+        let reader = ExactLen {
+            inner: file.take(len),
+            left: len,
+        };
+        let mut e = WriteEntry::new(
+            a.path.clone(),
+            WriteData::Reader {
+                reader: Box::new(reader),
+                len: Some(len),
+            },
+        );
+        e.mode = a.mode;
+        e.owner = a.owner.clone();
+        e.group = a.group.clone();
+        execd.write_files(vec![e]).await.map_err(OpError::from)
+    }
+
     /// Sends one chunk of upload `handle` (waits while its queue is full). `false` when
     /// the upload already ended: `upload.finish` reports why.
     ///
@@ -372,5 +431,37 @@ mod tests {
             assert_eq!(e.kind, "connection");
             assert!(d.read_parts(100).await.unwrap().is_empty());
         });
+    }
+}
+
+/// A reader of exactly `left` more bytes: an early end is an error (the request then
+/// fails instead of storing a file shorter than its Content-Length said).
+struct ExactLen<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for ExactLen<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let this = &mut *self;
+        match std::pin::Pin::new(&mut this.inner).poll_read(cx, buf) {
+            std::task::Poll::Ready(Ok(())) => {
+                let n = (buf.filled().len() - before) as u64;
+                if n == 0 && this.left > 0 && buf.remaining() > 0 {
+                    return std::task::Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        format!("the file ended {} bytes early", this.left),
+                    )));
+                }
+                this.left = this.left.saturating_sub(n);
+                std::task::Poll::Ready(Ok(()))
+            }
+            other => other,
+        }
     }
 }

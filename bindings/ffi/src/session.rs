@@ -577,6 +577,76 @@ pub unsafe extern "C" fn osb_session_upload_write(
     }
 }
 
+/// Uploads `len` bytes of the regular file open as `fd`, from `offset`, to the sandbox
+/// file described by `args_json` (as the `upload.open` op; a `size`, when given, must be
+/// `len`): the library reads the file itself, with no copy through the host. Takes
+/// ownership of `fd` in every case, also on error: pass a duplicate
+/// (`dup`/`F_DUPFD_CLOEXEC`) of a descriptor the host keeps. The offset of the open file
+/// description (shared with the host's descriptor) ends at `offset + len`. Blocks until
+/// the request ends. Returns 0 when stored, -1 on error (`*error_out` set). Unix only
+/// (elsewhere an `invalid_argument` error). Not callable from a library callback.
+///
+/// # Safety
+/// `s` is a live `OsbSession`; `args_json` is NULL or NUL-terminated (borrowed); `fd` is
+/// an open descriptor owned by nobody else; `cancel` is NULL or a live `OsbCancel`;
+/// `error_out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn osb_session_upload_fd_blocking(
+    s: *const OsbSession,
+    args_json: *const c_char,
+    fd: i32,
+    offset: u64,
+    len: u64,
+    cancel: *const OsbCancel,
+    error_out: *mut *mut OsbError,
+) -> i32 {
+    const OP: &str = "upload.file";
+    // SAFETY: caller contract: `fd` is ours from here on, whatever happens next.
+    let file = unsafe { owned_file(OP, fd) };
+    // SAFETY: caller contract.
+    unsafe {
+        sync_export(OP, error_out, -1, || {
+            let file = file?;
+            let s = session_ref(OP, s)?;
+            let args = json_args(OP, opt_str(OP, "args_json", args_json)?)?;
+            let session = s.session.clone();
+            block_on_worker(&s.rt, OP, token(cancel), async move {
+                session.upload_file(args, file, offset, len).await
+            })?;
+            Ok(0)
+        })
+    }
+}
+
+/// Takes ownership of the descriptor `fd` as a file.
+///
+/// # Safety
+/// `fd` is an open descriptor owned by nobody else.
+#[cfg(unix)]
+unsafe fn owned_file(op: &str, fd: i32) -> Result<std::fs::File, OpError> {
+    use std::os::fd::FromRawFd;
+    if fd < 0 {
+        return Err(invalid(
+            op,
+            format!("{op}: fd must be an open descriptor, got {fd}"),
+        ));
+    }
+    // SAFETY: caller contract: an open descriptor that nothing else closes.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
+/// Descriptors are a Unix notion.
+///
+/// # Safety
+/// None: nothing is taken.
+#[cfg(not(unix))]
+unsafe fn owned_file(op: &str, _fd: i32) -> Result<std::fs::File, OpError> {
+    Err(invalid(
+        op,
+        format!("{op}: uploads from a descriptor need a Unix platform"),
+    ))
+}
+
 /// Copies up to `cap` bytes of the download `handle` (from the `download.open` op)
 /// into `buf`, blocking until some arrived. Returns the count, 0 at the end, -1 on error
 /// (`*error_out` set). Not callable from a library callback.

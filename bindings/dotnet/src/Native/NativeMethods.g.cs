@@ -299,6 +299,24 @@ namespace OpenSandbox.Native
         internal static extern void osb_session_upload_write(OsbSession* s, ulong handle, byte* data, System.UIntPtr len, OsbCancel* cancel, osb_session_upload_write_callback_delegate callback, System.UIntPtr user_data);
 
         /// <summary>
+        ///  Uploads `len` bytes of the regular file open as `fd`, from `offset`, to the sandbox
+        ///  file described by `args_json` (as the `upload.open` op; a `size`, when given, must be
+        ///  `len`): the library reads the file itself, with no copy through the host. Takes
+        ///  ownership of `fd` in every case, also on error: pass a duplicate
+        ///  (`dup`/`F_DUPFD_CLOEXEC`) of a descriptor the host keeps. The offset of the open file
+        ///  description (shared with the host's descriptor) ends at `offset + len`. Blocks until
+        ///  the request ends. Returns 0 when stored, -1 on error (`*error_out` set). Unix only
+        ///  (elsewhere an `invalid_argument` error). Not callable from a library callback.
+        ///
+        ///  # Safety
+        ///  `s` is a live `OsbSession`; `args_json` is NULL or NUL-terminated (borrowed); `fd` is
+        ///  an open descriptor owned by nobody else; `cancel` is NULL or a live `OsbCancel`;
+        ///  `error_out` is NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "osb_session_upload_fd_blocking", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int osb_session_upload_fd_blocking(OsbSession* s, byte* args_json, int fd, ulong offset, ulong len, OsbCancel* cancel, OsbError** error_out);
+
+        /// <summary>
         ///  Copies up to `cap` bytes of the download `handle` (from the `download.open` op)
         ///  into `buf`, blocking until some arrived. Returns the count, 0 at the end, -1 on error
         ///  (`*error_out` set). Not callable from a library callback.
