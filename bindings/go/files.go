@@ -181,6 +181,11 @@ func (s *Sandbox) UploadFile(ctx context.Context, file io.Reader, opts UploadFil
 		// architecture.md known gaps), and upload.finish checks the count.
 		args["size"] = n
 	}
+	if f, ok := file.(*os.File); ok {
+		if handled, err := s.uploadOSFile(ctx, f, args); handled {
+			return err
+		}
+	}
 	var opened struct {
 		Handle uint64 `json:"handle"`
 	}
@@ -224,6 +229,66 @@ func (s *Sandbox) UploadFile(ctx context.Context, file io.Reader, opts UploadFil
 	release()
 	finished = true
 	return opCall(ctx, "upload.finish", map[string]any{"handle": opened.Handle}, nil)
+}
+
+// uploadOSFile uploads the rest of a regular file (from its current offset) by handing
+// the library a duplicate of its descriptor: the library reads the file itself, with no
+// copy through cgo per chunk. handled is false (nothing done) for anything that is not
+// a regular file, or when the descriptor cannot be duplicated: the caller then copies
+// the data in chunks. Afterwards f's offset is where a full read leaves it (its end),
+// or back where it was when the upload failed.
+func (s *Sandbox) uploadOSFile(ctx context.Context, f *os.File, args map[string]any) (handled bool, err error) {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return false, nil
+	}
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return false, nil
+	}
+	n := st.Size() - off
+	if n < 0 {
+		n = 0 // past the end: a read gives nothing
+	}
+	args["size"] = n
+	if err := ctx.Err(); err != nil {
+		return true, err
+	}
+	h, err := s.opHandle(ctx)
+	if err != nil {
+		return true, err
+	}
+	sess, err := session()
+	if err != nil {
+		return true, err
+	}
+	args["sandbox"] = h
+	s.scopeArgs("upload.open", args)
+	if opTrace != nil {
+		opTrace("upload.open", args) // the same arguments as upload.open
+	}
+	cargs, err := marshalArgs(args)
+	if err != nil {
+		return true, err
+	}
+	defer C.free(unsafe.Pointer(cargs))
+	fd, err := dupFile(f)
+	if err != nil {
+		return false, nil
+	}
+	tok, release := withCancel(ctx)
+	defer release()
+	var e *C.OsbError
+	// The library owns fd from here on (it closes it, also on error).
+	rc := C.osb_session_upload_fd_blocking(sess, cargs, C.int32_t(fd), C.uint64_t(off), C.uint64_t(n), tok, &e)
+	if rc != 0 {
+		_, _ = f.Seek(off, io.SeekStart)
+		return true, takeError(ctx, e)
+	}
+	if _, err := f.Seek(off+n, io.SeekStart); err != nil {
+		return true, err
+	}
+	return true, nil
 }
 
 // knownLength is the number of bytes left in r when r says so without being read:

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -218,6 +219,80 @@ func TestCommandsHandlersAndCancellation(t *testing.T) {
 	logs, err := sb.GetCommandLogs(ctx, ex.ID, nil)
 	if err != nil || !strings.Contains(logs.Output, "bg") {
 		t.Fatalf("logs: %+v %v", logs, err)
+	}
+}
+
+// TestUploadRegularFile: an *os.File of a regular file is read by the library from a
+// duplicate of its descriptor, from the file's current offset, which ends at EOF.
+func TestUploadRegularFile(t *testing.T) {
+	sb := testSandbox(t)
+	ctx := context.Background()
+	data := make([]byte, 3<<20+12345) // more than one upload chunk, not a multiple of it
+	for i := range data {
+		data[i] = byte(i*7 + i>>11)
+	}
+	path := filepath.Join(t.TempDir(), "src.bin")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const start = 1000
+	if _, err := f.Seek(start, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.UploadFile(ctx, f, UploadFileOptions{Metadata: FileMetadata{Path: "/tmp/go/regular.bin", Mode: 600}}); err != nil {
+		t.Fatal(err)
+	}
+	if pos, err := f.Seek(0, io.SeekCurrent); err != nil || pos != int64(len(data)) {
+		t.Fatalf("offset after upload: %d %v, want %d", pos, err, len(data))
+	}
+	rc, err := sb.DownloadFile(ctx, "/tmp/go/regular.bin", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, rc)
+	_ = rc.Close()
+	if err != nil || n != int64(len(data)-start) || !bytes.Equal(h.Sum(nil), sha(data[start:])) {
+		t.Fatalf("download: %d bytes (want %d), %v", n, len(data)-start, err)
+	}
+	info, err := sb.GetFileInfo(ctx, "/tmp/go/regular.bin")
+	if err != nil || info["/tmp/go/regular.bin"].Mode != 600 {
+		t.Fatalf("info: %+v %v", info, err)
+	}
+	// The caller's descriptor is still usable (the library closed only its duplicate).
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, 16)
+	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, data[:16]) {
+		t.Fatalf("reading the file after the upload: %v", err)
+	}
+	// At EOF: an empty file.
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.UploadFile(ctx, f, UploadFileOptions{Metadata: FileMetadata{Path: "/tmp/go/empty.bin"}}); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := sb.GetFileInfo(ctx, "/tmp/go/empty.bin"); err != nil || info["/tmp/go/empty.bin"].Size != 0 {
+		t.Fatalf("empty: %+v %v", info, err)
+	}
+	// A failed upload (a directory as the destination's parent is a file) leaves the
+	// offset where it was.
+	if _, err := f.Seek(start, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	err = sb.UploadFile(ctx, f, UploadFileOptions{Metadata: FileMetadata{Path: "/tmp/go/regular.bin/below"}})
+	if err == nil {
+		t.Fatal("upload below a regular file succeeded")
+	}
+	if pos, _ := f.Seek(0, io.SeekCurrent); pos != start {
+		t.Fatalf("offset after a failed upload: %d, want %d", pos, start)
 	}
 }
 
