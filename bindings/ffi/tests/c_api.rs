@@ -514,6 +514,24 @@ fn explicit_runtime_and_session_offline() {
         assert_eq!(e.kind, "cancelled");
         osb_cancel_free(tok);
 
+        // Uploads from a descriptor: a bad descriptor and one that is not a regular file
+        // are argument errors (the descriptor is consumed either way).
+        let up_args = c(r#"{"sandbox":1,"path":"/tmp/x"}"#);
+        let rc =
+            osb_session_upload_fd_blocking(s, up_args.as_ptr(), -1, 0, 0, ptr::null(), &mut err);
+        assert_eq!(rc, -1);
+        let e = Err::take(err);
+        assert_eq!(e.kind, "invalid_argument");
+        assert!(e.message.contains("fd"), "{}", e.message);
+        let dir = std::fs::File::open(std::env::temp_dir()).expect("temp dir");
+        let fd = std::os::fd::IntoRawFd::into_raw_fd(dir);
+        let rc =
+            osb_session_upload_fd_blocking(s, up_args.as_ptr(), fd, 0, 0, ptr::null(), &mut err);
+        assert_eq!(rc, -1);
+        let e = Err::take(err);
+        assert_eq!(e.kind, "invalid_argument");
+        assert!(e.message.contains("regular file"), "{}", e.message);
+
         // NULLs.
         assert!(osb_session_new(ptr::null(), ptr::null_mut()).is_null());
         assert!(!osb_session_release(ptr::null(), 1));
@@ -650,6 +668,73 @@ fn real_server_session_runs() {
         }
         assert_eq!(got, data);
         session_call(s, "download.close", json!({"handle": dl})).expect("close");
+
+        // An upload the library reads from a descriptor: a duplicate of `file`'s, from
+        // offset 1000; the shared offset ends at the end.
+        let path = std::env::temp_dir().join(format!("osb-ffi-fd-{}.bin", std::process::id()));
+        let src: Vec<u8> = (0..2_500_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &src).expect("write temp file");
+        let mut file = std::fs::File::open(&path).expect("open temp file");
+        let dup = std::os::fd::IntoRawFd::into_raw_fd(file.try_clone().expect("dup"));
+        let args = c(
+            &json!({"sandbox": sb, "path": "/tmp/fd.bin", "size": src.len() - 1000}).to_string(),
+        );
+        let rc = osb_session_upload_fd_blocking(
+            s,
+            args.as_ptr(),
+            dup,
+            1000,
+            (src.len() - 1000) as u64,
+            ptr::null(),
+            &mut err,
+        );
+        assert_eq!(
+            rc,
+            0,
+            "{:?}",
+            (!err.is_null()).then(|| Err::take(err).message)
+        );
+        let pos = std::io::Seek::stream_position(&mut file).expect("offset");
+        assert_eq!(pos, src.len() as u64);
+        drop(file);
+        let _ = std::fs::remove_file(&path);
+        let dl = session_call(
+            s,
+            "download.open",
+            json!({"sandbox": sb, "path": "/tmp/fd.bin"}),
+        )
+        .expect("download.open")["handle"]
+            .as_u64()
+            .expect("download");
+        let mut stored = Vec::new();
+        loop {
+            let n = osb_session_download_read(
+                s,
+                dl,
+                buf.as_mut_ptr(),
+                buf.len(),
+                ptr::null(),
+                &mut err,
+            );
+            assert!(n >= 0, "read failed");
+            if n == 0 {
+                break;
+            }
+            stored.extend_from_slice(&buf[..n as usize]);
+        }
+        session_call(s, "download.close", json!({"handle": dl})).expect("close");
+        assert!(
+            stored == src[1000..],
+            "stored {} bytes, not the file's tail",
+            stored.len()
+        );
+        let info = session_call(
+            s,
+            "files.get_file_info",
+            json!({"sandbox": sb, "paths": ["/tmp/fd.bin"]}),
+        )
+        .expect("info");
+        assert_eq!(info["/tmp/fd.bin"]["size"], src.len() - 1000, "{info}");
 
         session_call(s, "sandbox.kill", json!({"sandbox": sb})).expect("kill");
         osb_session_free(s);
