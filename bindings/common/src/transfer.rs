@@ -377,6 +377,38 @@ impl Session {
     }
 }
 
+/// A reader of exactly `left` more bytes: an early end is an error (the request then
+/// fails instead of storing a file shorter than its Content-Length said).
+struct ExactLen<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for ExactLen<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let this = &mut *self;
+        match std::pin::Pin::new(&mut this.inner).poll_read(cx, buf) {
+            std::task::Poll::Ready(Ok(())) => {
+                let n = (buf.filled().len() - before) as u64;
+                if n == 0 && this.left > 0 && buf.remaining() > 0 {
+                    return std::task::Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        format!("the file ended {} bytes early", this.left),
+                    )));
+                }
+                this.left = this.left.saturating_sub(n);
+                std::task::Poll::Ready(Ok(()))
+            }
+            other => other,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -431,37 +463,5 @@ mod tests {
             assert_eq!(e.kind, "connection");
             assert!(d.read_parts(100).await.unwrap().is_empty());
         });
-    }
-}
-
-/// A reader of exactly `left` more bytes: an early end is an error (the request then
-/// fails instead of storing a file shorter than its Content-Length said).
-struct ExactLen<R> {
-    inner: R,
-    left: u64,
-}
-
-impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for ExactLen<R> {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let this = &mut *self;
-        match std::pin::Pin::new(&mut this.inner).poll_read(cx, buf) {
-            std::task::Poll::Ready(Ok(())) => {
-                let n = (buf.filled().len() - before) as u64;
-                if n == 0 && this.left > 0 && buf.remaining() > 0 {
-                    return std::task::Poll::Ready(Err(std::io::Error::new(
-                        std::io::ErrorKind::UnexpectedEof,
-                        format!("the file ended {} bytes early", this.left),
-                    )));
-                }
-                this.left = this.left.saturating_sub(n);
-                std::task::Poll::Ready(Ok(()))
-            }
-            other => other,
-        }
     }
 }
