@@ -297,6 +297,7 @@ pub unsafe extern "C" fn osb_runtime_new(
                 }
                 b.worker_threads(n);
             }
+            b.on_thread_start(block_sigpipe);
             let rt = b
                 .build()
                 .map_err(|e| OpError::internal(OP, format!("cannot start the runtime: {e}")))?;
@@ -309,6 +310,28 @@ pub unsafe extern "C" fn osb_runtime_new(
         })
     }
 }
+
+/// Blocks SIGPIPE on the calling (runtime) thread. A write to a connection the peer
+/// already closed (a server that rejects an upload before reading its body) raises
+/// SIGPIPE on the writing thread when the write is vectored (`writev` has no
+/// `MSG_NOSIGNAL`). Rust programs ignore SIGPIPE, but a host may not: Go forwards a
+/// SIGPIPE of a non-Go thread to the default action, which ends the process. Blocked,
+/// the write fails with `EPIPE` and the request reports it instead.
+#[cfg(unix)]
+fn block_sigpipe() {
+    // SAFETY: plain libc calls on a local, initialised signal set; pthread_sigmask only
+    // changes this thread's mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// SIGPIPE is a Unix notion.
+#[cfg(not(unix))]
+fn block_sigpipe() {}
 
 /// Frees the caller's reference to the runtime. Sessions made on it and operations in
 /// flight keep it running; when this was the last reference, the runtime is shut down
