@@ -294,6 +294,15 @@ func TestUploadRegularFile(t *testing.T) {
 	if pos, _ := f.Seek(0, io.SeekCurrent); pos != start {
 		t.Fatalf("offset after a failed upload: %d, want %d", pos, start)
 	}
+	// A cancelled context: the context's error, the offset untouched.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := sb.UploadFile(cctx, f, UploadFileOptions{Metadata: FileMetadata{Path: "/tmp/go/c.bin"}}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled upload: %v", err)
+	}
+	if pos, _ := f.Seek(0, io.SeekCurrent); pos != start {
+		t.Fatalf("offset after a cancelled upload: %d, want %d", pos, start)
+	}
 }
 
 func TestFilesRoundTrip(t *testing.T) {
