@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "opensandbox.h"
 
@@ -148,6 +150,29 @@ int main(int argc, char **argv) {
     snprintf(args, sizeof args, "{\"handle\":%d}", dl);
     osb_string_free(call(s, "download.close", args));
     if (total != 1048576) { fprintf(stderr, "downloaded %ld bytes\n", total); return 1; }
+
+    /* The same 1 MiB from a file the library reads through a duplicated descriptor, from
+     * offset 4096 (the shared offset ends at the end); then a directory: an error. */
+    FILE *tmp = tmpfile();
+    if (!tmp) return 1;
+    for (int k = 0; k < 16; k++) {
+      for (size_t j = 0; j < sizeof buf; j++) buf[j] = (uint8_t)(j * 7);
+      if (fwrite(buf, 1, sizeof buf, tmp) != sizeof buf) return 1;
+    }
+    fflush(tmp);
+    int fd = fcntl(fileno(tmp), F_DUPFD_CLOEXEC, 0);
+    snprintf(args, sizeof args, "{\"sandbox\":%d,\"path\":\"/tmp/leak-fd.bin\"}", sb);
+    if (osb_session_upload_fd_blocking(s, args, fd, 4096, 1048576 - 4096, NULL, &err) != 0) {
+      fprintf(stderr, "upload_fd: %s\n", osb_error_message(err));
+      osb_error_free(err);
+      return 1;
+    }
+    if (lseek(fileno(tmp), 0, SEEK_CUR) != 1048576) { fprintf(stderr, "fd offset\n"); return 1; }
+    fclose(tmp);
+    fd = open("/tmp", O_RDONLY | O_CLOEXEC);
+    if (osb_session_upload_fd_blocking(s, args, fd, 0, 0, NULL, &err) != -1 || !err) return 1;
+    osb_error_free(err);
+    err = NULL;
 
     /* Chunk iteration (async), released before the end. */
     snprintf(args, sizeof args, "{\"sandbox\":%d,\"path\":\"/tmp/leak.bin\"}", sb);
