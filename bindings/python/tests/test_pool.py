@@ -434,3 +434,29 @@ def test_public_names_and_defaults_match_the_official_1_1_1():
 
     assert PoolDestroyIncompleteException().error.code == SandboxError.POOL_DESTROY_INCOMPLETE
     assert PoolEmptyException().error.code == SandboxError.POOL_EMPTY
+
+
+def test_pool_loads_on_first_use_and_keeps_every_name():
+    # `import opensandbox` must not pay for the pool (its Redis layout, locks and
+    # threads); every official pool name still resolves from the top level.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, opensandbox, opensandbox.sync\n"
+        "assert not [m for m in sys.modules if 'pool' in m], sorted(m for m in sys.modules if 'pool' in m)\n"
+        "from opensandbox import *\n"
+        "import opensandbox as o\n"
+        "missing = [n for n in o.__all__ if not hasattr(o, n)]\n"
+        "assert not missing, missing\n"
+        "assert o.SandboxPoolSync is o.SandboxPool and o.AsyncSandboxPool is o.SandboxPoolAsync\n"
+        "from opensandbox.sync import SandboxPoolSync\n"
+        "assert SandboxPoolSync is o.SandboxPoolSync\n"
+        "try:\n"
+        "    o.NoSuchName\n"
+        "except AttributeError as e:\n"
+        "    assert 'NoSuchName' in str(e)\n"
+        "else:\n"
+        "    raise AssertionError('unknown attribute resolved')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

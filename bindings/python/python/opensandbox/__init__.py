@@ -20,34 +20,82 @@ asyncio.run(main())
 ```
 """
 
+from typing import TYPE_CHECKING, Any
+
 from opensandbox.config import ConnectionConfig, ConnectionConfigSync
 from opensandbox.manager import SandboxManager
 from opensandbox.models.execd import ExecutionHandlers
 from opensandbox.models.execd_sync import ExecutionHandlersSync
-from opensandbox.pool import (
-    AcquirePolicy,
-    AsyncPooledSandboxCreator,
-    AsyncSandboxPool,
-    InMemoryAsyncPoolStateStore,
-    InMemoryPoolStateStore,
-    PoolCreationSpec,
-    PoolDestroyOptions,
-    PoolDestroyResult,
-    PoolDestroyState,
-    PoolDestroyStrategy,
-    PooledSandboxCreateContext,
-    PooledSandboxCreateReason,
-    PooledSandboxCreator,
-    SandboxPool,
-    SandboxPoolAsync,
-    SandboxPoolManager,
-    SandboxPoolManagerAsync,
-    SandboxPoolManagerSync,
-)
 from opensandbox.sandbox import Sandbox
-from opensandbox.sync import SandboxManagerSync, SandboxPoolSync, SandboxSync
+from opensandbox.sync import SandboxManagerSync, SandboxSync
+
+if TYPE_CHECKING:
+    from opensandbox.pool import (
+        AcquirePolicy,
+        AsyncPooledSandboxCreator,
+        AsyncSandboxPool,
+        InMemoryAsyncPoolStateStore,
+        InMemoryPoolStateStore,
+        PoolCreationSpec,
+        PoolDestroyOptions,
+        PoolDestroyResult,
+        PoolDestroyState,
+        PoolDestroyStrategy,
+        PooledSandboxCreateContext,
+        PooledSandboxCreateReason,
+        PooledSandboxCreator,
+        SandboxPool,
+        SandboxPoolAsync,
+        SandboxPoolManager,
+        SandboxPoolManagerAsync,
+        SandboxPoolManagerSync,
+    )
+    from opensandbox.sync.pool import SandboxPoolSync
 
 __version__ = "1.1.1"
+
+# The pool (and its Redis layout, threads and locks) loads on first use: most programs
+# never touch it, and importing it up front cost about a fifth of `import opensandbox`.
+_LAZY = {
+    name: "opensandbox.pool"
+    for name in (
+        "AcquirePolicy",
+        "AsyncPooledSandboxCreator",
+        "AsyncSandboxPool",
+        "InMemoryAsyncPoolStateStore",
+        "InMemoryPoolStateStore",
+        "PoolCreationSpec",
+        "PoolDestroyOptions",
+        "PoolDestroyResult",
+        "PoolDestroyState",
+        "PoolDestroyStrategy",
+        "PooledSandboxCreateContext",
+        "PooledSandboxCreateReason",
+        "PooledSandboxCreator",
+        "SandboxPool",
+        "SandboxPoolAsync",
+        "SandboxPoolManager",
+        "SandboxPoolManagerAsync",
+        "SandboxPoolManagerSync",
+    )
+}
+_LAZY["SandboxPoolSync"] = "opensandbox.sync.pool"
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'opensandbox' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "Sandbox",
