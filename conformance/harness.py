@@ -1364,7 +1364,10 @@ def print_matrix(files, runners):
         hello = r.hello or {}
         sdk = hello.get("sdk_version", "?")
         n_ok = sum(1 for ok, _, _ in r.results.values() if ok)
-        print("%s (sdk %s): %d/%d passed in %.1fs" % (r.spec.language, sdk, n_ok, len(r.results), total))
+        n_skip = sum(1 for ok, _, _ in r.results.values() if ok is None)
+        print("%s (sdk %s): %d/%d passed in %.1fs%s" % (
+            r.spec.language, sdk, n_ok, len(r.results) - n_skip, total,
+            ", %d skipped" % n_skip if n_skip else ""))
     if skipped:
         print("%d skipped (neither passed nor failed):" % skipped)
         for reason, n in sorted(skip_reasons.items(), key=lambda kv: -kv[1]):
