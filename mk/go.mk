@@ -22,7 +22,7 @@ setup-go: setup-ffi
 # Everything the conformance driver needs: the static library, then the driver binary.
 build-go: setup-go build-ffi
 	mkdir -p .work/go/bin
-	cd conformance/drivers/go && $(GO) build $(call GO_STAMP,$(FFI_STATIC)) -o $(CURDIR)/$(GO_DRIVER) .
+	cd conformance/drivers/go && $(GO) build $(call GO_STAMP_OFFICIAL,$(FFI_STATIC)) -o $(CURDIR)/$(GO_DRIVER) .
 
 test-go: build build-go
 	@test -z "$$(gofmt -l $(GO_DIR) conformance/drivers/go)" || { gofmt -l $(GO_DIR) conformance/drivers/go; echo "gofmt: files above need formatting"; exit 1; }
