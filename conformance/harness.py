@@ -240,7 +240,7 @@ class RedisServer:
         if self.error:
             return self.error
         if not self.binary or not os.path.exists(self.binary):
-            return "needs redis-server (Debian package redis-server; scripts/setup.sh installs it)"
+            return "needs redis-server (Debian package redis-server; scripts/setup.sh --all installs it)"
         return None
 
     def ensure(self, timeout=15.0):

@@ -131,7 +131,7 @@ class Interop:
     def phase1(self):
         name = "interop-%s" % self.run_id
         n = len(self.langs)
-        state = {}
+        state = {"taken": []}
 
         def warm():
             self.start_pool(REFERENCE, name, n, "interop-%s" % REFERENCE)
@@ -153,39 +153,46 @@ class Interop:
 
         if not self.check("%s warms %d idle sandboxes into Redis (official key layout)" % (REFERENCE, n), warm):
             return
-        for i, lang in enumerate(self.langs):
-            left = n - i
+        for lang in self.langs:
 
-            def take(lang=lang, left=left):
+            def take(lang=lang):
+                # What the reference sees now (so that one language's failure does not
+                # fail the next one's check too).
+                idle = [e["sandbox_id"] for e in self.call(REFERENCE, "pool.idle_entries", {"pool_name": name})]
+                if not idle:
+                    raise CheckFailed("no idle sandbox left for %s" % lang)
                 self.start_pool(lang, name, n, "interop-%s" % lang)
                 snap = self.call(lang, "pool.snapshot", {"pool_name": name})
                 self.expect("%s snapshot" % lang, snap,
-                            {"lifecycle_state": "RUNNING", "idle_count": left, "max_idle": n})
+                            {"lifecycle_state": "RUNNING", "idle_count": len(idle), "max_idle": n})
                 entries = self.call(lang, "pool.idle_entries", {"pool_name": name})
-                self.expect("%s idle ids" % lang, [e["sandbox_id"] for e in entries], state["idle"][i:])
+                self.expect("%s idle ids" % lang, [e["sandbox_id"] for e in entries], idle)
                 got = self.call(lang, "pool.acquire", {"pool_name": name, "policy": "FAIL_FAST",
                                                        "sandbox_timeout_s": 300}, timeout=90)
-                self.expect("%s acquired id" % lang, got["id"], state["idle"][i])
+                state["taken"].append(got["id"])
+                self.expect("%s acquired id (the oldest idle)" % lang, got["id"], idle[0])
+                self.expect("%s acquired id (one the reference warmed)" % lang, got["id"], {"$in": state["idle"]})
                 run = self.call(lang, "commands.run", {"sandbox": got["id"], "command": "echo interop-%s" % lang})
                 self.expect("%s run" % lang, run, {"exit_code": 0, "stdout": ["interop-%s" % lang]})
                 time.sleep(1.5)  # a reconcile tick of every instance: nobody may refill
                 snap = self.call(REFERENCE, "pool.snapshot", {"pool_name": name})
-                self.expect("%s snapshot after %s acquired" % (REFERENCE, lang), snap, {"idle_count": left - 1})
+                self.expect("%s snapshot after %s acquired" % (REFERENCE, lang), snap, {"idle_count": len(idle) - 1})
                 snap = self.call(lang, "pool.snapshot", {"pool_name": name})
-                self.expect("%s snapshot after acquire" % lang, snap, {"idle_count": left - 1})
+                self.expect("%s snapshot after acquire" % lang, snap, {"idle_count": len(idle) - 1})
                 self.expect("GET lock", self.redis.command("GET", pool_key(self.prefix, name, "lock")), LOCK_HOLDER)
                 self.call(lang, "pool.shutdown", {"pool_name": name})
                 self.call(lang, "sandbox.kill", {"sandbox": got["id"]})
 
-            self.check("%s takes one of %s's idle sandboxes and runs a command; %s sees %d left"
-                       % (lang, REFERENCE, REFERENCE, left - 1), take)
+            self.check("%s takes one of %s's idle sandboxes and runs a command; %s sees one fewer"
+                       % (lang, REFERENCE, REFERENCE), take)
 
         def finish():
+            self.expect("every warmed sandbox taken once", sorted(state["taken"]), sorted(state["idle"]))
             self.expect("release_all_idle", self.call(REFERENCE, "pool.release_all_idle", {"pool_name": name}),
                         {"count": 0})
             self.call(REFERENCE, "pool.shutdown", {"pool_name": name})
 
-        self.check("%s's pool is empty at the end" % REFERENCE, finish)
+        self.check("each of %s's sandboxes was taken once; its pool is empty at the end" % REFERENCE, finish)
         self.redis.command("DEL", pool_key(self.prefix, name, "lock"))
 
     # -- phase 2: every other language warms, the reference takes
