@@ -37,7 +37,7 @@ SETUP_ALL :=
 include $(sort $(wildcard mk/*.mk))
 
 .PHONY: help setup prepare build build-release demo test lint fmt test-rust test-openapi \
-        bench bench-server bench-core conformance build-rust clean test-schema
+        bench bench-server bench-core conformance conformance-pool-interop build-rust clean test-schema
 
 help:
 	@echo "make demo          build, start the reference server, walk through the quickstart"
@@ -48,6 +48,7 @@ help:
 	@echo "make test-schema   schemathesis over the lifecycle and execd APIs (0 server errors)"
 	@echo "make conformance   the conformance matrix: every case through every language driver"
 	@echo "make conformance-rust  one column of it (rust)"
+	@echo "make conformance-pool-interop  one Redis pool shared by the python, go, java and node drivers"
 	@echo "make bench         every language (ours, official, curl limit) on one release server: one table"
 	@echo "make bench-server  reference-server benchmark (prints figures)"
 	@echo "make bench-core    client-core streaming/transfer benchmark (prints figures)"
@@ -113,10 +114,20 @@ test-schema: build
 test-rust: build
 	OPENSANDBOX_SERVER_BIN="$(SERVER_DEBUG)" $(CARGO) test --workspace --no-fail-fast
 
-# The harness's own unit tests, then the matrix; its last line is "N passed, N failed".
+# The harness's own unit tests, the cross-language Redis pool test (a pool warmed by the
+# Python driver taken from by Go, Java and Node, and back), then the matrix, whose last
+# line, "N passed, N failed", stays the target's last line; the target fails when either
+# of the two failed.
 conformance: build $(DRIVER_BUILDS)
 	python3 conformance/test_harness.py
-	CONFORMANCE_ISOLATION=$(CONFORMANCE_ISOLATION) python3 conformance/harness.py --server "$(SERVER_DEBUG)"
+	@python3 conformance/test_pool_interop.py --server "$(SERVER_DEBUG)"; interop=$$?; \
+	  CONFORMANCE_ISOLATION=$(CONFORMANCE_ISOLATION) python3 conformance/harness.py --server "$(SERVER_DEBUG)"; matrix=$$?; \
+	  [ $$interop -eq 0 ] || echo "conformance: the cross-language pool test (conformance/test_pool_interop.py) FAILED" >&2; \
+	  [ $$interop -eq 0 ] && [ $$matrix -eq 0 ]
+
+# The cross-language pool test alone (needs the python, go, java and node drivers).
+conformance-pool-interop: build build-python build-go build-java build-node
+	python3 conformance/test_pool_interop.py --server "$(SERVER_DEBUG)"
 
 build-rust: build
 

@@ -223,6 +223,118 @@ class LocalRegistry:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+class RedisServer:
+    """Debian's redis-server on a free loopback port, started the first time a case
+    `needs` it (`"needs": ["redis"]`: the pools' Redis store) and shared by the run; its
+    address is `${redis.url}` (`redis://127.0.0.1:PORT/0`). No persistence."""
+
+    def __init__(self, workdir):
+        self.workdir = os.path.join(workdir, "redis")
+        self.binary = os.environ.get("CONFORMANCE_REDIS_SERVER") or shutil.which("redis-server")
+        self.proc = None
+        self.url = None
+        self.error = None
+
+    def missing(self):
+        """Why no redis-server can run here, or None."""
+        if self.error:
+            return self.error
+        if not self.binary or not os.path.exists(self.binary):
+            return "needs redis-server (Debian package redis-server; scripts/setup.sh --all installs it)"
+        return None
+
+    def ensure(self, timeout=15.0):
+        """Starts the server once; returns its URL (raises SetupError when it cannot)."""
+        if self.url is not None:
+            return self.url
+        why = self.missing()
+        if why:
+            raise SetupError(why)
+        os.makedirs(self.workdir, exist_ok=True)
+        port = free_port()
+        log = open(os.path.join(self.workdir, "redis.log"), "ab")
+        try:
+            self.proc = subprocess.Popen(
+                [self.binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                 "--appendonly", "no", "--dir", self.workdir],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+        except OSError as e:
+            self.error = "cannot start redis-server: %s" % e
+            raise SetupError(self.error)
+        finally:
+            log.close()
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if redis_command("127.0.0.1", port, ["PING"]) == "PONG":
+                    break
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                self.error = "redis-server did not start on port %d" % port
+                raise SetupError(self.error)
+            time.sleep(0.05)
+        self.url = "redis://127.0.0.1:%d/0" % port
+        self.port = port
+        return self.url
+
+    def command(self, *args):
+        """One command on the running server (RESP), e.g. ("SET", key, value)."""
+        return redis_command("127.0.0.1", self.port, [str(a) for a in args])
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def redis_command(host, port, args, timeout=5.0):
+    """A minimal RESP client (standard library only): sends one command, returns the
+    reply (str, int, None or a list of them); an error reply raises OSError."""
+    import socket
+    payload = "*%d\r\n" % len(args) + "".join(
+        "$%d\r\n%s\r\n" % (len(a.encode("utf-8")), a) for a in args)
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.sendall(payload.encode("utf-8"))
+        reader = sock.makefile("rb")
+
+        def read():
+            line = reader.readline()
+            if not line:
+                raise OSError("redis closed the connection")
+            kind, rest = line[:1], line[1:].rstrip(b"\r\n").decode("utf-8", "replace")
+            if kind == b"+":
+                return rest
+            if kind == b"-":
+                raise OSError("redis error: %s" % rest)
+            if kind == b":":
+                return int(rest)
+            if kind == b"$":
+                n = int(rest)
+                if n < 0:
+                    return None
+                data = reader.read(n + 2)[:n]
+                return data.decode("utf-8", "replace")
+            if kind == b"*":
+                n = int(rest)
+                return None if n < 0 else [read() for _ in range(n)]
+            raise OSError("unexpected redis reply %r" % line[:40])
+        return read()
+
+
 def tail(path, lines=30):
     try:
         with open(path, "rb") as f:
@@ -887,7 +999,14 @@ class CaseFile:
         self.area = data.get("area") or os.path.splitext(os.path.basename(path))[0]
         self.fixtures = data.get("fixtures") or {}
         self.cases = data.get("cases") or []
+        # File-level defaults of the per-case keys (skip_reason).
+        for key in ("langs", "langs_reason", "needs"):
+            if key in data:
+                for case in self.cases:
+                    case.setdefault(key, data[key])
         for case in self.cases:
+            if "langs" in case and not isinstance(case["langs"], list):
+                raise SetupError("%s: case %s: langs must be a list" % (path, case.get("name")))
             if "name" not in case or "steps" not in case:
                 raise SetupError("%s: every case needs a name and steps" % path)
             for need in case.get("uses", []):
@@ -924,6 +1043,35 @@ def load_cases(case_dir, pattern):
     return files
 
 
+def skip_reason(case, lang, isolation, redis=None):
+    """Why `case` does not run in `lang`'s column (a "skipped: ..." line), or None.
+
+    - `"langs": [..]` (on the case, or its file's default): the languages the case is
+      about, e.g. the client-side pools of python, go, java and node; any other column
+      shows `-` with the case's `langs_reason` (the Rust core and the official C# SDK
+      have no pool: not a fault of theirs).
+    - `"needs"`: `runc` (an OCI runtime), `isolation` (any sandbox isolation), `redis`
+      (a redis-server the harness can start)."""
+    langs = case.get("langs")
+    if langs is not None and lang not in langs:
+        return "skipped: %s" % (case.get("langs_reason") or "not a case of this language's SDK")
+    needs = case.get("needs", [])
+    if "runc" in needs and isolation in ("none", "bwrap", "auto"):
+        # Break-out checks of the OCI backend (cases/isolation.json): the
+        # bubblewrap backend does not claim them.
+        return "skipped: needs an OCI runtime (run with --isolation runc)"
+    if "isolation" in needs and isolation == "none":
+        # Without namespaces the reference server runs commands on host
+        # paths while the files API stays rooted in the sandbox directory,
+        # so cases that cross-check the two cannot hold: not an SDK fault.
+        return "skipped: needs sandbox isolation (server runs with --isolation none)"
+    if "redis" in needs:
+        why = redis.missing() if redis is not None else "needs redis-server"
+        if why:
+            return "skipped: %s" % why
+    return None
+
+
 class Runner:
     """Runs the cases of every file through one driver."""
 
@@ -937,6 +1085,7 @@ class Runner:
         self.results = {}  # case key -> (ok, reason, seconds)
         self.hello = None
         self.unavailable = None
+        self.redis = None  # the run's RedisServer (main sets it), for `"needs": ["redis"]`
 
     # -- driver management
 
@@ -1079,22 +1228,17 @@ class Runner:
                          "server": {"domain": self.server.domain, "api_key": self.server.api_key},
                          "__created": [], "__framing": framing, "__framed_handles": set()}
                 ok, reason = True, ""
-                if "runc" in case.get("needs", []) and self.args.isolation in ("none", "bwrap", "auto"):
-                    # Break-out checks of the OCI backend (cases/isolation.json): the
-                    # bubblewrap backend does not claim them.
-                    reason = "skipped: needs an OCI runtime (run with --isolation runc)"
-                    self.results[key] = (None, reason, 0.0)
-                    report(self.spec.language, key, None, reason, 0.0)
-                    continue
-                if "isolation" in case.get("needs", []) and self.args.isolation == "none":
-                    # Without namespaces the reference server runs commands on host
-                    # paths while the files API stays rooted in the sandbox directory,
-                    # so cases that cross-check the two cannot hold: not an SDK fault.
-                    reason = "skipped: needs sandbox isolation (server runs with --isolation none)"
-                    self.results[key] = (None, reason, 0.0)
-                    report(self.spec.language, key, None, reason, 0.0)
+                skip = skip_reason(case, self.spec.language, self.args.isolation, self.redis)
+                if skip:
+                    self.results[key] = (None, skip, 0.0)
+                    report(self.spec.language, key, None, skip, 0.0)
                     continue
                 try:
+                    if "redis" in case.get("needs", []):
+                        try:
+                            scope["redis"] = {"url": self.redis.ensure()}
+                        except SetupError as e:
+                            raise StepFailure("redis-server: %s" % e)
                     for need in case.get("uses", []):
                         # A kept-framing case gets fixtures of its own (made with the
                         # framing's create extension).
@@ -1189,6 +1333,7 @@ def print_matrix(files, runners):
     print("case".ljust(width) + "".join(l.ljust(col) for l in langs))
     print("-" * (width + col * len(langs)))
     passed = failed = skipped = 0
+    skip_reasons = {}
     for key in keys:
         cells = []
         reasons = []
@@ -1199,6 +1344,7 @@ def print_matrix(files, runners):
                 mark = "\u2713"
             elif ok is None:
                 skipped += 1
+                skip_reasons[reason] = skip_reasons.get(reason, 0) + 1
                 mark = "-"
             else:
                 failed += 1
@@ -1218,9 +1364,14 @@ def print_matrix(files, runners):
         hello = r.hello or {}
         sdk = hello.get("sdk_version", "?")
         n_ok = sum(1 for ok, _, _ in r.results.values() if ok)
-        print("%s (sdk %s): %d/%d passed in %.1fs" % (r.spec.language, sdk, n_ok, len(r.results), total))
+        n_skip = sum(1 for ok, _, _ in r.results.values() if ok is None)
+        print("%s (sdk %s): %d/%d passed in %.1fs%s" % (
+            r.spec.language, sdk, n_ok, len(r.results) - n_skip, total,
+            ", %d skipped" % n_skip if n_skip else ""))
     if skipped:
-        print("%d skipped: cases that need sandbox isolation (run with --isolation auto)" % skipped)
+        print("%d skipped (neither passed nor failed):" % skipped)
+        for reason, n in sorted(skip_reasons.items(), key=lambda kv: -kv[1]):
+            print("  %d %s" % (n, reason))
     return passed, failed
 
 
@@ -1259,6 +1410,7 @@ def main(argv=None):
 
     workdir = tempfile.mkdtemp(prefix="osb-conformance-")
     server = None
+    redis = RedisServer(workdir)
     runners = []
     try:
         specs = discover_drivers(args.lang)
@@ -1282,6 +1434,7 @@ def main(argv=None):
 
         for spec in specs:
             runner = Runner(spec, server, workdir, args)
+            runner.redis = redis
             runners.append(runner)
             missing = spec.missing()
             if missing:
@@ -1306,6 +1459,7 @@ def main(argv=None):
             server.delete_all_sandboxes()
         if server is not None:
             server.stop()
+        redis.stop()
         for r in runners:
             if r.driver is not None:
                 r.driver.kill()

@@ -4,9 +4,14 @@
     python3 -m unittest conformance/test_harness.py
 """
 
+import contextlib
+import io
 import json
 import os
+import shutil
 import sys
+import tempfile
+import types
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -177,6 +182,114 @@ class FramingTest(unittest.TestCase):
         self.assertNotIn("commands/kept_framing_keeps_line_endings@kept", names)
         self.assertFalse([n for n in names if n.startswith("isolation/") and n.endswith("@kept")])
         self.assertFalse([n for n in names if n.startswith("sessions/") and n.endswith("@kept")])
+
+
+class LangsTest(unittest.TestCase):
+    """Cases that name their languages (`"langs"`) are skipped, with their reason, in the
+    other columns: the pools of python, go, java and node, which Rust and C# do not have."""
+
+    POOL_REASON = "no client-side pool in this SDK (official C# has none)"
+
+    def case_file(self, data):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d, True)
+        path = os.path.join(d, "area.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        return h.CaseFile(path)
+
+    def runner(self, lang, isolation="none", redis=None):
+        spec = types.SimpleNamespace(language=lang)
+        server = types.SimpleNamespace(domain="127.0.0.1:1", api_key="k", delete_sandbox=lambda sid: None)
+        args = types.SimpleNamespace(isolation=isolation, step_timeout=1.0)
+        r = h.Runner(spec, server, tempfile.gettempdir(), args)
+        r.redis = redis
+        return r
+
+    def run_case_file(self, cf, lang, **kw):
+        r = self.runner(lang, **kw)
+        reports = []
+        r.run_file(cf, lambda *a: reports.append(a))
+        self.assertIsNone(r.driver, "a skipped case must not start the driver")
+        return r, reports
+
+    def test_skip_reason(self):
+        case = {"name": "c", "steps": [], "langs": ["python", "go"], "langs_reason": self.POOL_REASON}
+        self.assertIsNone(h.skip_reason(case, "python", "none"))
+        self.assertEqual(h.skip_reason(case, "csharp", "none"), "skipped: " + self.POOL_REASON)
+        self.assertEqual(h.skip_reason(case, "rust", "runc"), "skipped: " + self.POOL_REASON)
+        self.assertIsNone(h.skip_reason({"name": "c", "steps": []}, "csharp", "none"), "no langs: every language")
+        self.assertIn("not a case of this language", h.skip_reason({"langs": []}, "go", "none"))
+        # The older needs keep their reasons.
+        self.assertIn("OCI runtime", h.skip_reason({"needs": ["runc"]}, "go", "bwrap"))
+        self.assertIn("isolation", h.skip_reason({"needs": ["isolation"]}, "go", "none"))
+        self.assertIsNone(h.skip_reason({"needs": ["isolation"]}, "go", "runc"))
+
+    def test_redis_need_is_skipped_without_a_redis_server(self):
+        redis = h.RedisServer(tempfile.gettempdir())
+        redis.binary = "/nonexistent/redis-server"
+        self.assertIn("needs redis-server", h.skip_reason({"needs": ["redis"]}, "go", "none", redis))
+
+    def test_file_level_langs_apply_to_every_case_and_skip_other_columns(self):
+        cf = self.case_file({"area": "pool", "langs": ["python", "go", "java", "node"],
+                             "langs_reason": self.POOL_REASON,
+                             "cases": [{"name": "a", "steps": []},
+                                       {"name": "b", "steps": [], "langs": ["python"]}]})
+        self.assertEqual([c["langs"] for c in cf.cases], [["python", "go", "java", "node"], ["python"]])
+        for lang in ("csharp", "rust"):
+            r, reports = self.run_case_file(cf, lang)
+            self.assertEqual(r.results["pool/a"], (None, "skipped: " + self.POOL_REASON, 0.0))
+            self.assertEqual(r.results["pool/b"], (None, "skipped: " + self.POOL_REASON, 0.0))
+            self.assertEqual([(rep[1], rep[2]) for rep in reports], [("pool/a", None), ("pool/b", None)])
+        r, _ = self.run_case_file(cf, "go")
+        self.assertIs(r.results["pool/a"][0], True, "a case of go runs in go's column")
+        self.assertIsNone(r.results["pool/b"][0])
+
+    def test_bad_langs_is_a_setup_error(self):
+        with self.assertRaises(h.SetupError):
+            self.case_file({"area": "x", "cases": [{"name": "a", "steps": [], "langs": "python"}]})
+
+    def test_skipped_cells_count_neither_passed_nor_failed(self):
+        cf = self.case_file({"area": "pool", "langs": ["go"], "langs_reason": self.POOL_REASON,
+                             "cases": [{"name": "a", "steps": []}]})
+        runners = []
+        for lang in ("go", "csharp"):
+            r, _ = self.run_case_file(cf, lang)
+            runners.append(r)
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            passed, failed = h.print_matrix([cf], runners)
+        self.assertEqual((passed, failed), (1, 0))
+        self.assertIn("1 skipped", buf.getvalue())
+        self.assertIn("1 skipped: " + self.POOL_REASON, buf.getvalue())
+
+    def test_pool_cases_name_the_four_pool_languages(self):
+        cases_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases")
+        cf = h.CaseFile(os.path.join(cases_dir, "pool.json"))
+        self.assertGreaterEqual(len(cf.cases), 5)
+        for case in cf.cases:
+            self.assertEqual(sorted(case["langs"]), ["go", "java", "node", "python"])
+            self.assertEqual(h.skip_reason(case, "csharp", "none"), "skipped: " + self.POOL_REASON)
+        self.assertTrue(any("redis" in c.get("needs", []) for c in cf.cases))
+
+
+@unittest.skipUnless(shutil.which("redis-server"), "redis-server is not installed")
+class RedisServerTest(unittest.TestCase):
+    def test_starts_once_and_speaks_resp(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d, True)
+        redis = h.RedisServer(d)
+        self.addCleanup(redis.stop)
+        url = redis.ensure()
+        self.assertRegex(url, r"^redis://127\.0\.0\.1:\d+/0$")
+        self.assertEqual(redis.ensure(), url)
+        self.assertEqual(redis.command("SET", "k", "v é"), "OK")
+        self.assertEqual(redis.command("GET", "k"), "v é")
+        self.assertIsNone(redis.command("GET", "missing"))
+        self.assertEqual(redis.command("RPUSH", "l", "a", "b"), 2)
+        self.assertEqual(redis.command("LRANGE", "l", 0, -1), ["a", "b"])
+        with self.assertRaises(OSError):
+            redis.command("NOSUCHCOMMAND")
 
 
 if __name__ == "__main__":

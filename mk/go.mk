@@ -20,9 +20,12 @@ setup-go: setup-ffi
 	cd $(GO_DIR)/poolredis && $(GO) mod download
 
 # Everything the conformance driver needs: the static library, then the driver binary.
+# The driver imports the SDK and poolredis under the official paths (replaced by this
+# checkout, as a user's program would), so the pool cases use the Redis store; go-redis
+# comes from the module cache setup-go fills.
 build-go: setup-go build-ffi
 	mkdir -p .work/go/bin
-	cd conformance/drivers/go && $(GO) build $(call GO_STAMP,$(FFI_STATIC)) -o $(CURDIR)/$(GO_DRIVER) .
+	cd conformance/drivers/go && $(GO) build $(call GO_STAMP_OFFICIAL,$(FFI_STATIC)) -o $(CURDIR)/$(GO_DRIVER) .
 
 test-go: build build-go
 	@test -z "$$(gofmt -l $(GO_DIR) conformance/drivers/go)" || { gofmt -l $(GO_DIR) conformance/drivers/go; echo "gofmt: files above need formatting"; exit 1; }

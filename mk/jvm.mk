@@ -10,6 +10,16 @@ JVM_WORK := $(CURDIR)/.work/jvm
 JVM_VERSION := 1.1.1
 JVM_MVN := $(MVN) -q -B -Dstyle.color=never -Dmaven.repo.local=$(CURDIR)/.work/m2 -Dnative.dir=$(JVM_WORK)/native
 JVM_LIB := $(CARGO_TARGET_DIR)/debug/libopensandbox_jvm.so
+# The conformance driver's Redis pool store: the sandbox-pool-redis sources compiled into a
+# jar beside Jedis and its runtime dependencies (from .work/m2, fetched by prefetch-jvm),
+# all in $(JVM_WORK)/driver-lib (the driver's classpath: conformance/drivers/java/driver.json).
+JVM_M2 := $(CURDIR)/.work/m2
+JVM_REDIS_JARS := $(JVM_M2)/redis/clients/jedis/7.4.1/jedis-7.4.1.jar \
+    $(JVM_M2)/org/apache/commons/commons-pool2/2.12.1/commons-pool2-2.12.1.jar \
+    $(JVM_M2)/org/slf4j/slf4j-api/1.7.36/slf4j-api-1.7.36.jar \
+    $(JVM_M2)/org/json/json/20251224/json-20251224.jar \
+    $(JVM_M2)/com/google/code/gson/gson/2.13.2/gson-2.13.2.jar \
+    $(JVM_M2)/redis/clients/authentication/redis-authx-core/0.1.1-beta2/redis-authx-core-0.1.1-beta2.jar
 
 .PHONY: setup-jvm prefetch-jvm build-jvm build-java test-jvm bench-jvm bench-prepare-java
 
@@ -34,7 +44,13 @@ build-jvm: setup-jvm build
 	objcopy --strip-debug $(JVM_LIB) $(JVM_WORK)/native/libopensandbox_jvm.so
 	cd $(JVM_DIR) && $(JVM_MVN) -DskipTests package
 	cp $(JVM_DIR)/target/sandbox-$(JVM_VERSION).jar $(JVM_WORK)/sandbox.jar
-	javac -Xlint:all -Werror -cp $(JVM_WORK)/sandbox.jar -d $(JVM_WORK)/driver conformance/drivers/java/Driver.java
+	@test -f $(JVM_M2)/redis/clients/jedis/7.4.1/jedis-7.4.1.jar || $(MAKE) --no-print-directory prefetch-jvm
+	rm -rf $(JVM_WORK)/driver-lib $(JVM_WORK)/pool-redis && mkdir -p $(JVM_WORK)/driver-lib $(JVM_WORK)/pool-redis
+	cp $(JVM_REDIS_JARS) $(JVM_WORK)/driver-lib/
+	javac -Xlint:all,-serial -Werror --release 11 -cp "$(JVM_WORK)/sandbox.jar:$(JVM_WORK)/driver-lib/*" -d $(JVM_WORK)/pool-redis \
+	    $$(find $(JVM_REDIS_DIR)/src/main/java -name '*.java')
+	jar cf $(JVM_WORK)/driver-lib/sandbox-pool-redis.jar -C $(JVM_WORK)/pool-redis .
+	javac -Xlint:all -Werror -cp "$(JVM_WORK)/sandbox.jar:$(JVM_WORK)/driver-lib/*" -d $(JVM_WORK)/driver conformance/drivers/java/Driver.java
 
 build-java: build-jvm
 

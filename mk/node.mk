@@ -27,7 +27,8 @@ setup-node:
 
 # The debug addon from the one workspace build (`make build`), copied as a .node,
 # without its DWARF sections when binutils is there (115 MB → ~15 MB; symbols stay).
-build-node: setup-node build
+# The tools bring node-redis, which the conformance driver's Redis pool cases use.
+build-node: setup-node setup-node-tools build
 	@if command -v strip >/dev/null; then strip --strip-debug -o $(NODE_ADDON).tmp $(NODE_SO_DEBUG); \
 	  else cp -f $(NODE_SO_DEBUG) $(NODE_ADDON).tmp; fi && mv -f $(NODE_ADDON).tmp $(NODE_ADDON)
 

@@ -29,7 +29,8 @@ if [ "$ALL" = 1 ]; then
     command -v javac >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)
     command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
     command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
-    # The Python and JVM pools' Redis state store tests start their own redis-server.
+    # The pools' Redis state store tests (Python, Go, JVM, Node) start their own redis-server,
+    # as do the conformance harness (cases/pool.json) and conformance/test_pool_interop.py.
     command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
     # The runc backend's tests: the runtime, the image build (debootstrap, umoci), the
     # docker-archive and registry tests (skopeo, docker-registry, htpasswd from apache2-utils).

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode"
 
-	opensandbox "example.invalid/opensandbox-sdk/go"
+	opensandbox "github.com/alibaba/OpenSandbox/sdks/sandbox/go"
 )
 
 func init() {

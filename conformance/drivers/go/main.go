@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	opensandbox "example.invalid/opensandbox-sdk/go"
+	opensandbox "github.com/alibaba/OpenSandbox/sdks/sandbox/go"
 )
 
 type request struct {
@@ -52,6 +52,7 @@ type state struct {
 	next      int
 	manager   *opensandbox.SandboxManager
 	ptys      map[string]*opensandbox.PtyConn
+	pools     map[string]*pooled
 }
 
 var ops = []string{
@@ -98,6 +99,7 @@ func main() {
 		contexts:  map[string]opensandbox.CodeContext{},
 		runs:      map[string]chan runResult{},
 		cancels:   map[string]context.CancelFunc{},
+		pools:     map[string]*pooled{},
 	}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	for {
@@ -116,6 +118,7 @@ func main() {
 			}
 		}
 		if err != nil {
+			st.closePools()
 			return
 		}
 	}
@@ -133,6 +136,9 @@ func errorInfo(err error) map[string]any {
 			return nil
 		}
 		return s
+	}
+	if info := poolErrorInfo(err); info != nil {
+		return info
 	}
 	switch {
 	case errors.As(err, &f):
@@ -598,6 +604,8 @@ func (st *state) dispatch(op string, a args) (any, error) {
 		return st.managerOp(ctx, op, a)
 	case op == "sandbox.create" || op == "sandbox.connect" || op == "sandbox.resume":
 		return st.open(ctx, op, a)
+	case strings.HasPrefix(op, "pool."):
+		return st.poolOp(ctx, op, a)
 	case op == "execution.wait":
 		h, err := a.str("handle")
 		if err != nil {

@@ -68,7 +68,15 @@ import com.alibaba.opensandbox.sandbox.domain.services.Filesystem;
 import com.alibaba.opensandbox.sandbox.domain.services.IsolationSession;
 import com.alibaba.opensandbox.sandbox.domain.services.Pty;
 import com.alibaba.opensandbox.sandbox.domain.services.PtyConnection;
+import com.alibaba.opensandbox.sandbox.domain.pool.AcquirePolicy;
+import com.alibaba.opensandbox.sandbox.domain.pool.IdleEntry;
+import com.alibaba.opensandbox.sandbox.domain.pool.PoolCreationSpec;
+import com.alibaba.opensandbox.sandbox.domain.pool.PoolSnapshot;
+import com.alibaba.opensandbox.sandbox.domain.pool.PoolStateStore;
+import com.alibaba.opensandbox.sandbox.infrastructure.pool.InMemoryPoolStateStore;
+import com.alibaba.opensandbox.sandbox.infrastructure.pool.RedisPoolStateStore;
 import com.alibaba.opensandbox.sandbox.internal.Json;
+import com.alibaba.opensandbox.sandbox.pool.SandboxPool;
 import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -109,6 +117,8 @@ public final class Driver {
     final Map<String, Sandbox> sandboxes = new HashMap<>();
     final Map<String, Object[]> runs = new HashMap<>();
     final Map<String, PtyConnection> ptys = new HashMap<>();
+    final Map<String, SandboxPool> pools = new HashMap<>();
+    final Map<String, redis.clients.jedis.UnifiedJedis> redisClients = new HashMap<>();
     int nextHandle;
 
     // ---- argument helpers ----
@@ -825,6 +835,9 @@ public final class Driver {
                 if (op.startsWith("isolation.")) {
                     return isolationOp(op, a);
                 }
+                if (op.startsWith("pool.")) {
+                    return poolOp(op, a);
+                }
                 throw new DriverError("unsupported_op", "the java driver does not implement " + op);
         }
     }
@@ -1198,6 +1211,105 @@ public final class Driver {
         }
     }
 
+    // ---- client-side pools (PROTOCOL.md §2.11) ----
+
+    Object poolOp(String op, Map<?, ?> a) {
+        String name = req(a, "pool_name");
+        if (op.equals("pool.start")) {
+            return startPool(name, a);
+        }
+        SandboxPool pool = pools.get(name);
+        if (pool == null) {
+            throw new DriverError("driver_error", "no pool " + name + " was started in this driver");
+        }
+        switch (op) {
+            case "pool.snapshot": {
+                PoolSnapshot s = pool.snapshot();
+                return Json.obj("lifecycle_state", s.getLifecycleState().name(), "state", s.getState().name(),
+                        "idle_count", s.getIdleCount(), "max_idle", s.getMaxIdle());
+            }
+            case "pool.idle_entries": {
+                List<Object> out = new ArrayList<>();
+                for (IdleEntry e : pool.snapshotIdleEntries()) {
+                    out.add(Json.obj("sandbox_id", e.getSandboxId(),
+                            "expires_at", e.getExpiresAt() == null ? null : e.getExpiresAt().toString()));
+                }
+                return out;
+            }
+            case "pool.acquire": {
+                String policy = str(a, "policy");
+                Sandbox s = pool.acquire(secs(a, "sandbox_timeout_s"),
+                        policy == null ? AcquirePolicy.DIRECT_CREATE : AcquirePolicy.valueOf(policy));
+                return keep(Collections.emptyMap(), s);
+            }
+            case "pool.resize":
+                pool.resize(integer(a, "max_idle"));
+                return null;
+            case "pool.release_all_idle":
+                return Json.obj("count", pool.releaseAllIdle());
+            case "pool.shutdown":
+                pool.shutdown(!a.containsKey("graceful") || bool(a, "graceful"));
+                return null;
+            default:
+                throw new DriverError("unsupported_op", "the java driver does not implement " + op);
+        }
+    }
+
+    Object startPool(String name, Map<?, ?> a) {
+        closePool(name);
+        PoolStateStore store;
+        String kind = str(a, "store") == null ? "memory" : str(a, "store");
+        if (kind.equals("redis")) {
+            redis.clients.jedis.UnifiedJedis client = redis.clients.jedis.RedisClient.create(java.net.URI.create(req(a, "redis_url")));
+            redisClients.put(name, client);
+            String prefix = str(a, "key_prefix");
+            store = prefix == null ? new RedisPoolStateStore(client) : new RedisPoolStateStore(client, prefix);
+        } else if (kind.equals("memory")) {
+            store = new InMemoryPoolStateStore();
+        } else {
+            throw new DriverError("driver_error", "unknown store " + kind);
+        }
+        PoolCreationSpec.Builder spec = PoolCreationSpec.builder().image(str(a, "image") == null ? "python:3.11" : str(a, "image"));
+        if (a.get("metadata") != null) {
+            spec.metadata(strMap(a, "metadata"));
+        }
+        SandboxPool.Builder b = SandboxPool.builder().poolName(name).maxIdle(integer(a, "max_idle"))
+                .stateStore(store).connectionConfig(base).creationSpec(spec.build());
+        if (secs(a, "idle_timeout_s") != null) {
+            b.idleTimeout(secs(a, "idle_timeout_s"));
+        }
+        if (secs(a, "primary_lock_ttl_s") != null) {
+            b.primaryLockTtl(secs(a, "primary_lock_ttl_s"));
+        }
+        if (secs(a, "reconcile_interval_s") != null) {
+            b.reconcileInterval(secs(a, "reconcile_interval_s"));
+        }
+        if (str(a, "owner_id") != null) {
+            b.ownerId(str(a, "owner_id"));
+        }
+        SandboxPool pool = b.build();
+        pool.start();
+        pools.put(name, pool);
+        return Json.obj("pool_name", name);
+    }
+
+    void closePool(String name) {
+        SandboxPool old = pools.remove(name);
+        if (old != null) {
+            old.shutdown(false);
+        }
+        redis.clients.jedis.UnifiedJedis client = redisClients.remove(name);
+        if (client != null) {
+            client.close();
+        }
+    }
+
+    void closePools() {
+        for (String name : new ArrayList<>(pools.keySet())) {
+            closePool(name);
+        }
+    }
+
     PtyConnection pty(Map<?, ?> a) {
         PtyConnection c = ptys.get(req(a, "handle"));
         if (c == null) {
@@ -1248,7 +1360,8 @@ public final class Driver {
             SandboxException e = (SandboxException) t;
             Integer status = e instanceof SandboxApiException ? ((SandboxApiException) e).getStatusCode() : null;
             String code = e.getError() == null ? null : e.getError().getCode();
-            return Json.obj("kind", e.getKind(), "status", status, "code", code, "request_id", e.getRequestId(),
+            String kind = code != null && code.startsWith("POOL_") ? code.toLowerCase(Locale.ROOT) : e.getKind();
+            return Json.obj("kind", kind, "status", status, "code", code, "request_id", e.getRequestId(),
                     "message", e.getMessage());
         }
         if (t instanceof DriverError) {
@@ -1282,5 +1395,6 @@ public final class Driver {
             }
             OUT.println(Json.write(response));
         }
+        d.closePools();
     }
 }

@@ -2,17 +2,21 @@
 // stdin/stdout, every op through the package's public API (the same import a user
 // writes), never through the native addon directly.
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import {
+  AcquirePolicy,
   CodeInterpreter,
   ConnectionConfig,
   InvalidArgumentException,
   Sandbox,
   SandboxApiException,
   SandboxManager,
+  SandboxPool,
   SandboxReadyTimeoutException,
   VERSION,
 } from '../../../bindings/node/index.js';
+import { RedisPoolStateStore } from '../../../bindings/node/pool-redis.js';
 
 const OPS = [
   'sandbox.create', 'sandbox.connect', 'sandbox.resume', 'sandbox.get_info', 'sandbox.is_healthy',
@@ -39,6 +43,8 @@ const OPS = [
   'credential_vault.get_binding',
   'isolation.capabilities', 'isolation.create', 'isolation.attach', 'isolation.get', 'isolation.list',
   'isolation.delete', 'isolation.run', 'isolation.run_background', 'isolation.run_status', 'isolation.run_logs',
+  'pool.start', 'pool.snapshot', 'pool.idle_entries', 'pool.acquire', 'pool.resize', 'pool.release_all_idle',
+  'pool.shutdown',
 ];
 
 class DriverError extends Error {}
@@ -57,6 +63,7 @@ const sandboxes = new Map();
 const contexts = new Map();
 const runs = new Map();
 const ptys = new Map();
+const pools = new Map(); // pool name -> { pool, client }
 let nextHandle = 0;
 
 function configOf(args) {
@@ -796,6 +803,96 @@ async function dispatch(op, a) {
       };
     }
     default:
+      if (op.startsWith('pool.')) return poolOp(op, a);
+      throw new Unsupported(op);
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// client-side pools (PROTOCOL.md §2.11)
+
+// node-redis (`redis` from npm, the client the package's Redis store is used with): from
+// .work/node/tools (make setup-node-tools), else wherever node resolves it.
+function redisModule() {
+  for (const place of [new URL('../../../.work/node/tools/package.json', import.meta.url), import.meta.url]) {
+    try {
+      return createRequire(place)('redis');
+    } catch {
+      // next place
+    }
+  }
+  throw new DriverError('the npm package `redis` is missing (make setup-node-tools installs it)');
+}
+
+async function closePool(name) {
+  const p = pools.get(name);
+  if (!p) return;
+  pools.delete(name);
+  await p.pool.shutdown(false);
+  if (p.client) await p.client.quit();
+}
+
+async function poolOp(op, a) {
+  const name = req(a, 'pool_name');
+  if (op === 'pool.start') {
+    await closePool(name);
+    let stateStore;
+    let client = null;
+    const store = a.store ?? 'memory';
+    if (store === 'redis') {
+      client = redisModule().createClient({ url: req(a, 'redis_url') });
+      await client.connect();
+      stateStore = new RedisPoolStateStore({ client, keyPrefix: a.key_prefix ?? undefined });
+    } else if (store !== 'memory') {
+      throw new DriverError(`unknown store ${store}`);
+    }
+    const pool = new SandboxPool({
+      poolName: name,
+      maxIdle: req(a, 'max_idle'),
+      connectionConfig: base,
+      creationSpec: { image: a.image ?? 'python:3.11', metadata: a.metadata ?? undefined },
+      stateStore,
+      idleTimeoutSeconds: a.idle_timeout_s ?? undefined,
+      primaryLockTtlSeconds: a.primary_lock_ttl_s ?? undefined,
+      reconcileIntervalSeconds: a.reconcile_interval_s ?? undefined,
+      ownerId: a.owner_id ?? undefined,
+    });
+    try {
+      await pool.start();
+    } catch (e) {
+      if (client) await client.quit();
+      throw e;
+    }
+    pools.set(name, { pool, client });
+    return { pool_name: name };
+  }
+  const entry = pools.get(name);
+  if (!entry) throw new DriverError(`no pool ${name} was started in this driver`);
+  const { pool } = entry;
+  switch (op) {
+    case 'pool.snapshot': {
+      const s = await pool.snapshot();
+      return { lifecycle_state: s.lifecycleState, state: s.state, idle_count: s.idleCount, max_idle: s.maxIdle };
+    }
+    case 'pool.idle_entries':
+      return (await pool.snapshotIdleEntries()).map((e) => ({ sandbox_id: e.sandboxId, expires_at: iso(e.expiresAt) }));
+    case 'pool.acquire': {
+      const s = await pool.acquire({
+        policy: a.policy == null ? undefined : AcquirePolicy[a.policy],
+        sandboxTimeoutSeconds: a.sandbox_timeout_s ?? undefined,
+      });
+      sandboxes.set(s.id, s);
+      return { id: s.id };
+    }
+    case 'pool.resize':
+      await pool.resize(req(a, 'max_idle'));
+      return null;
+    case 'pool.release_all_idle':
+      return { count: await pool.releaseAllIdle() };
+    case 'pool.shutdown':
+      await pool.shutdown(a.graceful ?? true);
+      return null;
+    default:
       throw new Unsupported(op);
   }
 }
@@ -810,6 +907,8 @@ function errorJson(e) {
   if (e instanceof DriverError) return { kind: 'driver_error', message: e.message };
   if (e instanceof Unsupported) return { kind: 'unsupported_op', message: `unsupported op ${e.message}` };
   let kind = e && e.kind;
+  const errorCode = e && e.error && e.error.code;
+  if (!kind && typeof errorCode === 'string' && errorCode.startsWith('POOL_')) kind = errorCode.toLowerCase();
   if (!kind && e && e.name === 'AbortError') kind = 'cancelled';
   if (!kind) {
     if (e instanceof SandboxReadyTimeoutException) kind = 'ready_timeout';
@@ -820,7 +919,7 @@ function errorJson(e) {
   return {
     kind,
     status: nn(e && e.statusCode),
-    code: e && e.error && e.error.code != null && e instanceof SandboxApiException ? e.error.code : null,
+    code: errorCode != null && (e instanceof SandboxApiException || kind.startsWith('pool_')) ? errorCode : null,
     request_id: nn(e && e.requestId),
     message: String((e && e.message) || e),
   };
@@ -842,4 +941,5 @@ for await (const line of rl) {
     out({ id, ok: false, error: errorJson(e) });
   }
 }
+for (const name of [...pools.keys()]) await closePool(name);
 process.exit(0);

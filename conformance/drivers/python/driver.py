@@ -46,6 +46,7 @@ from opensandbox.models.sandboxes import (
     SnapshotFilter,
 )
 from opensandbox.models.templates import CreateTemplateRequest, TemplateFilter
+from opensandbox.pool import AcquirePolicy, InMemoryAsyncPoolStateStore, PoolCreationSpec, SandboxPoolAsync
 
 OPS = [
     "sandbox.create",
@@ -141,7 +142,24 @@ OPS = [
     "isolation.run_background",
     "isolation.run_status",
     "isolation.run_logs",
+    "pool.start",
+    "pool.snapshot",
+    "pool.idle_entries",
+    "pool.acquire",
+    "pool.resize",
+    "pool.release_all_idle",
+    "pool.shutdown",
 ]
+
+# Pool error kinds (PROTOCOL.md §2.11): the SDK's pool exceptions by their error code.
+POOL_KINDS = {
+    "POOL_EMPTY": "pool_empty",
+    "POOL_ACQUIRE_FAILED": "pool_acquire_failed",
+    "POOL_STATE_STORE_UNAVAILABLE": "pool_state_store_unavailable",
+    "POOL_NOT_RUNNING": "pool_not_running",
+    "POOL_DESTROYED": "pool_destroyed",
+    "POOL_DESTROY_INCOMPLETE": "pool_destroy_incomplete",
+}
 
 
 class DriverError(Exception):
@@ -346,6 +364,8 @@ class Driver:
         self.interpreters: Dict[str, CodeInterpreter] = {}
         self.runs: Dict[str, asyncio.Task] = {}
         self.ptys: Dict[str, Any] = {}
+        self.pools: Dict[str, SandboxPoolAsync] = {}
+        self.redis_clients: list = []
         self.next = 0
 
     def config(self, args: Dict[str, Any]) -> ConnectionConfig:
@@ -486,7 +506,90 @@ class Driver:
             "ended": ended,
         }
 
+    async def pool_op(self, name: str, a: Dict[str, Any]) -> Any:
+        """Pool ops (PROTOCOL.md §2.11) over ``opensandbox.pool.SandboxPoolAsync``."""
+        pool_name = a.get("pool_name")
+        if not isinstance(pool_name, str):
+            raise DriverError("argument pool_name is required")
+        if name == "start":
+            old = self.pools.pop(pool_name, None)
+            if old is not None:
+                await old.shutdown(graceful=False)
+            if a.get("store", "memory") == "redis":
+                import redis.asyncio
+                from opensandbox.pool_redis import AsyncRedisPoolStateStore
+
+                client = redis.asyncio.Redis.from_url(a["redis_url"])
+                self.redis_clients.append(client)
+                store: Any = AsyncRedisPoolStateStore(
+                    client, **({"key_prefix": a["key_prefix"]} if a.get("key_prefix") else {})
+                )
+            elif a.get("store", "memory") == "memory":
+                store = InMemoryAsyncPoolStateStore()
+            else:
+                raise DriverError(f"unknown store {a.get('store')!r}")
+            options: Dict[str, Any] = {}
+            if a.get("idle_timeout_s") is not None:
+                options["idle_timeout"] = timedelta(seconds=a["idle_timeout_s"])
+            if a.get("primary_lock_ttl_s") is not None:
+                options["primary_lock_ttl"] = timedelta(seconds=a["primary_lock_ttl_s"])
+            if a.get("owner_id"):
+                options["owner_id"] = a["owner_id"]
+            # reconcile_interval_s: the Python pool (as the official one) ticks every second,
+            # with no option to change it.
+            pool = SandboxPoolAsync(
+                pool_name=pool_name,
+                max_idle=int(a["max_idle"]),
+                state_store=store,
+                connection_config=self.base,
+                creation_spec=PoolCreationSpec(image=a.get("image") or "python:3.11", metadata=a.get("metadata")),
+                **options,
+            )
+            await pool.start()
+            self.pools[pool_name] = pool
+            return {"pool_name": pool_name}
+        pool = self.pools.get(pool_name)
+        if pool is None:
+            raise DriverError(f"no pool {pool_name!r} was started in this driver")
+        if name == "snapshot":
+            snap = await pool.snapshot()
+            return {
+                "lifecycle_state": snap.lifecycle_state.value,
+                "state": snap.state.value,
+                "idle_count": snap.idle_count,
+                "max_idle": snap.max_idle,
+            }
+        if name == "idle_entries":
+            return [
+                {"sandbox_id": e.sandbox_id, "expires_at": ts(e.expires_at)} for e in await pool.snapshot_idle_entries()
+            ]
+        if name == "acquire":
+            timeout = a.get("sandbox_timeout_s")
+            sb = await pool.acquire(
+                sandbox_timeout=None if timeout is None else timedelta(seconds=timeout),
+                policy=AcquirePolicy[a.get("policy") or "DIRECT_CREATE"],
+            )
+            self.sandboxes[sb.id] = sb
+            return {"id": sb.id}
+        if name == "resize":
+            await pool.resize(int(a["max_idle"]))
+            return None
+        if name == "release_all_idle":
+            return {"count": await pool.release_all_idle()}
+        if name == "shutdown":
+            await pool.shutdown(graceful=a.get("graceful", True))
+            return None
+        raise NotImplementedError(f"pool.{name}")
+
+    async def close(self) -> None:
+        for pool in self.pools.values():
+            await pool.shutdown(graceful=False)
+        for client in self.redis_clients:
+            await client.aclose()
+
     async def dispatch(self, op: str, a: Dict[str, Any]) -> Any:
+        if op.startswith("pool."):
+            return await self.pool_op(op[5:], a)
         if op.startswith("pty."):
             return await self.pty(op[4:], a)
         if op == "commands.follow_background_command_logs":
@@ -925,6 +1028,8 @@ def error_json(exc: BaseException, op: str) -> Dict[str, Any]:
         return {"kind": "driver_error", "message": f"{type(exc).__name__}: {exc}"}
     if isinstance(exc, SandboxException):
         kind = getattr(exc, "kind", None)
+        if kind is None and exc.error is not None:
+            kind = POOL_KINDS.get(exc.error.code)
         if kind is None:
             if isinstance(exc, SandboxReadyTimeoutException):
                 kind = "ready_timeout"
@@ -939,7 +1044,11 @@ def error_json(exc: BaseException, op: str) -> Dict[str, Any]:
             else:
                 kind = "internal"
         status = getattr(exc, "status_code", None)
-        code = exc.error.code if exc.error is not None and isinstance(exc, SandboxApiException) else None
+        code = (
+            exc.error.code
+            if exc.error is not None and (isinstance(exc, SandboxApiException) or kind in POOL_KINDS.values())
+            else None
+        )
         return {
             "kind": kind,
             "status": status,
@@ -989,6 +1098,7 @@ async def main() -> None:
             if not isinstance(exc, SandboxException):
                 traceback.print_exc(file=sys.stderr)
             write({"id": rid, "ok": False, "error": error_json(exc, op)})
+    await driver.close()
 
 
 if __name__ == "__main__":
