@@ -13,7 +13,7 @@ from typing import Iterator, List, Tuple
 
 import pytest
 
-from opensandbox import SandboxManager
+from opensandbox import Sandbox, SandboxManager
 from opensandbox.config import ConnectionConfig
 from opensandbox.exceptions import InvalidArgumentException, SandboxException
 from opensandbox.transport import JitterMode, RetryEvent, RetryPolicy
@@ -34,10 +34,20 @@ class _Stub:
     def __init__(self) -> None:
         self.script: List[int] = []
         self.hits: List[Tuple[str, str]] = []
+        self.endpoint_hits = 0
         stub = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def _answer(self) -> None:
+                if "/endpoints/" in self.path:
+                    stub.endpoint_hits += 1
+                    body = json.dumps({"endpoint": "127.0.0.1:1/sbx", "headers": {}}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
                 stub.hits.append((self.command, self.path))
                 status = stub.script.pop(0) if stub.script else 200
                 body = json.dumps(SANDBOX if status == 200 else {"code": "X", "message": "scripted"}).encode()
@@ -49,6 +59,7 @@ class _Stub:
 
             do_GET = _answer
             do_POST = _answer
+            do_DELETE = _answer
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -168,3 +179,21 @@ async def test_post_is_not_retried_on_a_status(stub: _Stub):
     finally:
         await mgr.close()
     assert stub.hits == [("POST", "/v1/sandboxes/sbx-1/pause")]
+
+
+async def test_endpoint_lookups_are_cached_per_config_and_dropped_on_kill(stub: _Stub):
+    cfg = _cfg(stub)
+    for _ in range(3):
+        sb = await Sandbox.connect("sbx-1", connection_config=cfg, skip_health_check=True)
+        await sb.close()
+    assert stub.endpoint_hits == 1, "one lookup for three connects through one config"
+    await sb.kill()
+    sb = await Sandbox.connect("sbx-1", connection_config=cfg, skip_health_check=True)
+    await sb.close()
+    assert stub.endpoint_hits == 2, "kill dropped the cached endpoint"
+
+    off = ConnectionConfig(domain=stub.domain, api_key="k", endpoint_cache_disabled=True)
+    for _ in range(2):
+        sb = await Sandbox.connect("sbx-1", connection_config=off, skip_health_check=True)
+        await sb.close()
+    assert stub.endpoint_hits == 4

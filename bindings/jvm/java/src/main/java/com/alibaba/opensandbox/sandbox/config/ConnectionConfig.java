@@ -173,7 +173,7 @@ public final class ConnectionConfig {
                         "user_agent", USER_AGENT,
                         "retry", nativeRetry(retryPolicy),
                         "endpoint_cache_ttl_s", endpointCacheDisabled ? 0.0 : endpointCacheTtl.toMillis() / 1000.0,
-                        "endpoint_cache_size", endpointCacheDisabled ? 0 : endpointCacheSize);
+                        "endpoint_cache_size", endpointCacheDisabled ? 0 : Math.max(1, endpointCacheSize));
                 if (apiKeySet) {
                     args.put("api_key", apiKey);
                 }
@@ -317,9 +317,9 @@ public final class ConnectionConfig {
             return this;
         }
 
-        /** Maximum number of cached endpoints (default 1024; values below 1 mean 1, as the official). */
+        /** Maximum number of cached endpoints (default 1024; the cache holds at least 1, as the official). */
         public Builder endpointCacheSize(int size) {
-            this.endpointCacheSize = Math.max(1, size);
+            this.endpointCacheSize = size;
             return this;
         }
 
