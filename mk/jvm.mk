@@ -56,11 +56,13 @@ build-java: build-jvm
 
 # JUnit 5 against the real server and `mvn install` (the package, then the Redis pool store
 # module against it), then the packaging test: a fresh Maven project depending on the
-# installed artifact runs the quickstart.
+# installed artifact runs the quickstart; then the official Kotlin README's Java examples
+# (bindings/jvm/tests/readme/OfficialReadme.java) the same way.
 test-jvm: build-jvm
 	rm -rf $(JVM_WORK)/lint && javac -Xlint:all -Werror --release 11 -d $(JVM_WORK)/lint $$(find $(JVM_DIR)/src/main/java -name '*.java')
 	scripts/with-server.sh "$(SERVER_DEBUG)" bash -c 'cd $(JVM_DIR) && $(JVM_MVN) install && cd $(CURDIR)/$(JVM_REDIS_DIR) && $(JVM_MVN) install'
 	bindings/jvm/tests/packaging.sh "$(SERVER_DEBUG)" $(JVM_WORK)/pkgtest
+	bindings/jvm/tests/readme.sh "$(SERVER_DEBUG)" $(JVM_WORK)/readmetest
 
 # Ours (release library) and the stand-in client: `make bench` runs
 # bindings/jvm/bench/bench.sh after this (as language `java`).

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use crate::endpoint_cache::EndpointCache;
 use crate::error::{Error, ErrorKind, Result};
 use crate::retry::RetryPolicy;
 
@@ -75,6 +76,9 @@ pub struct ConnectionConfig {
     pool_max_idle_per_host: usize,
     pool_idle_timeout: Duration,
     pool: Arc<OnceLock<reqwest::Client>>,
+    endpoint_cache_ttl: Duration,
+    endpoint_cache_size: usize,
+    endpoint_cache: Arc<EndpointCache>,
 }
 
 impl std::fmt::Debug for ConnectionConfig {
@@ -90,6 +94,8 @@ impl std::fmt::Debug for ConnectionConfig {
             .field("user_agent", &self.user_agent)
             .field("use_server_proxy", &self.use_server_proxy)
             .field("retry", &self.retry)
+            .field("endpoint_cache_ttl", &self.endpoint_cache_ttl)
+            .field("endpoint_cache_size", &self.endpoint_cache_size)
             .finish()
     }
 }
@@ -117,11 +123,19 @@ impl ConnectionConfig {
             pool_max_idle_per_host: 20,
             pool_idle_timeout: Duration::from_secs(30),
             pool: Arc::new(OnceLock::new()),
+            endpoint_cache_ttl: Duration::ZERO,
+            endpoint_cache_size: 0,
+            endpoint_cache: Arc::new(EndpointCache::new(Duration::ZERO, 0)),
         }
     }
 
     fn changed(mut self) -> Self {
         self.pool = Arc::new(OnceLock::new());
+        // A changed config may reach other servers or other endpoints: fresh cache.
+        self.endpoint_cache = Arc::new(EndpointCache::new(
+            self.endpoint_cache_ttl,
+            self.endpoint_cache_size,
+        ));
         self
     }
 
@@ -183,6 +197,18 @@ impl ConnectionConfig {
     /// Sets the retry policy.
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
+        self.changed()
+    }
+
+    /// (1.1) Caches resolved sandbox endpoints for `ttl`, up to `size` entries (the
+    /// official SDKs' `endpointCacheTtl`/`endpointCacheSize`, defaults
+    /// [`crate::endpoint_cache::DEFAULT_ENDPOINT_CACHE_TTL`] and `_SIZE`). Off unless
+    /// set; a zero TTL or size turns it off. Clones of the resulting config share the
+    /// cache; killing, pausing or resuming a sandbox through it drops that sandbox's
+    /// entries.
+    pub fn with_endpoint_cache(mut self, ttl: Duration, size: usize) -> Self {
+        self.endpoint_cache_ttl = ttl;
+        self.endpoint_cache_size = size;
         self.changed()
     }
 
@@ -269,6 +295,16 @@ impl ConnectionConfig {
         &self.retry
     }
 
+    /// The endpoint cache's TTL and size (zero = off).
+    pub fn endpoint_cache_settings(&self) -> (Duration, usize) {
+        (self.endpoint_cache_ttl, self.endpoint_cache_size)
+    }
+
+    /// The endpoint cache shared by clones of this config.
+    pub(crate) fn endpoint_cache(&self) -> &EndpointCache {
+        &self.endpoint_cache
+    }
+
     /// The shared HTTP client (connection pool) of this config, built on first use.
     pub(crate) fn http_client(&self) -> Result<reqwest::Client> {
         if let Some(c) = self.pool.get() {
@@ -342,6 +378,32 @@ mod tests {
         assert!(b.pool.get().is_some());
         let c = b.with_header("x", "y");
         assert!(c.pool.get().is_none());
+    }
+
+    #[test]
+    fn endpoint_cache_is_off_by_default_shared_by_clones_and_reset_by_changes() {
+        let ep = crate::models::Endpoint {
+            endpoint: "h:1".into(),
+            headers: Default::default(),
+            origin: None,
+        };
+        let off = ConnectionConfig::new();
+        assert_eq!(off.endpoint_cache_settings(), (Duration::ZERO, 0));
+        assert!(!off.endpoint_cache().enabled());
+        let a = ConnectionConfig::new().with_endpoint_cache(Duration::from_secs(60), 4);
+        let b = a.clone();
+        let g = a.endpoint_cache().get("s", 1, false).1;
+        a.endpoint_cache().put("s", 1, false, &ep, g);
+        assert!(
+            b.endpoint_cache().get("s", 1, false).0.is_some(),
+            "clones share"
+        );
+        let c = b.with_header("x", "y");
+        assert!(
+            c.endpoint_cache().get("s", 1, false).0.is_none(),
+            "a change starts afresh"
+        );
+        assert_eq!(c.endpoint_cache_settings(), (Duration::from_secs(60), 4));
     }
 
     #[test]

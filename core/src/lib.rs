@@ -15,6 +15,7 @@
 
 pub mod config;
 pub mod egress;
+pub mod endpoint_cache;
 pub mod error;
 pub mod execd;
 mod http;

@@ -164,6 +164,7 @@ impl SandboxManager {
 
     /// `DELETE /sandboxes/{id}`.
     pub async fn kill_sandbox(&self, id: &str) -> Result<()> {
+        self.config().endpoint_cache().invalidate(id);
         self.http
             .empty(self.sandbox_req("kill_sandbox", Method::DELETE, id, "")?)
             .await
@@ -183,6 +184,7 @@ impl SandboxManager {
 
     /// `POST /sandboxes/{id}/pause`.
     pub async fn pause_sandbox(&self, id: &str) -> Result<()> {
+        self.config().endpoint_cache().invalidate(id);
         self.http
             .empty(self.sandbox_req("pause_sandbox", Method::POST, id, "/pause")?)
             .await
@@ -190,6 +192,7 @@ impl SandboxManager {
 
     /// `POST /sandboxes/{id}/resume` (no readiness wait; see `Sandbox::resume`).
     pub async fn resume_sandbox(&self, id: &str) -> Result<()> {
+        self.config().endpoint_cache().invalidate(id);
         self.http
             .empty(self.sandbox_req("resume_sandbox", Method::POST, id, "/resume")?)
             .await
@@ -219,14 +222,23 @@ impl SandboxManager {
     }
 
     /// `GET /sandboxes/{id}/endpoints/{port}`; `use_server_proxy` defaults to the
-    /// config's setting and is always sent explicitly.
+    /// config's setting and is always sent explicitly. Answers come from the config's
+    /// endpoint cache when it is on ([`ConnectionConfig::with_endpoint_cache`]).
     pub async fn get_endpoint(
         &self,
         id: &str,
         port: u16,
         use_server_proxy: Option<bool>,
     ) -> Result<Endpoint> {
-        self.endpoint_inner(id, port, use_server_proxy, None).await
+        let proxy = use_server_proxy.unwrap_or(self.config().use_server_proxy());
+        let cache = self.config().endpoint_cache();
+        let (hit, generation) = cache.get(id, port, proxy);
+        if let Some(endpoint) = hit {
+            return Ok(endpoint);
+        }
+        let endpoint = self.endpoint_inner(id, port, Some(proxy), None).await?;
+        cache.put(id, port, proxy, &endpoint, generation);
+        Ok(endpoint)
     }
 
     /// A signed endpoint valid until `expires` (Unix seconds).

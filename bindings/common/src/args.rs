@@ -182,6 +182,13 @@ pub struct ConnectionArgs {
     /// policy, `null` = no retries, an object = the default with these overrides.
     #[serde(default, deserialize_with = "nullable")]
     pub retry: Option<Option<RetryArgs>>,
+    /// (1.1) Endpoint cache TTL (added 2026-12-03): absent = the base's (the core's
+    /// default is off), 0 = off. The official SDKs' default is 600.
+    #[serde(default)]
+    pub endpoint_cache_ttl_s: Option<f64>,
+    /// (1.1) Endpoint cache size in entries (added 2026-12-03): 0 = off; official 1024.
+    #[serde(default)]
+    pub endpoint_cache_size: Option<u64>,
 }
 
 /// `retry` of a connection: overrides of the core's default retry policy.

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+use opensandbox_core::endpoint_cache::{DEFAULT_ENDPOINT_CACHE_SIZE, DEFAULT_ENDPOINT_CACHE_TTL};
 use opensandbox_core::models::CodeContext;
 use std::time::Duration;
 
@@ -105,6 +106,22 @@ pub(crate) fn apply(
         None => {}
         Some(None) => cfg = cfg.with_retry(RetryPolicy::none()),
         Some(Some(r)) => cfg = cfg.with_retry(retry_policy(op, r)?),
+    }
+    if c.endpoint_cache_ttl_s.is_some() || c.endpoint_cache_size.is_some() {
+        // One of the two alone on an "off" base takes the official default for the
+        // other, so `{"endpoint_cache_ttl_s": 60}` alone turns the cache on.
+        let (mut ttl, mut size) = cfg.endpoint_cache_settings();
+        if let Some(t) = c.endpoint_cache_ttl_s {
+            ttl = secs(op, "endpoint_cache_ttl_s", t)?;
+        } else if ttl.is_zero() {
+            ttl = DEFAULT_ENDPOINT_CACHE_TTL;
+        }
+        if let Some(n) = c.endpoint_cache_size {
+            size = usize::try_from(n).unwrap_or(usize::MAX);
+        } else if size == 0 {
+            size = DEFAULT_ENDPOINT_CACHE_SIZE;
+        }
+        cfg = cfg.with_endpoint_cache(ttl, size);
     }
     Ok(cfg)
 }
@@ -437,5 +454,34 @@ mod tests {
             parse("config.new", json!({"retry": {"multiplier": 0.5}})).unwrap();
         assert!(s.config("t", Some(&ConnectionRef::Overrides(bad))).is_err());
         assert!(parse::<ConnectionArgs>("config.new", json!({"retry": {"retries": 1}})).is_err());
+    }
+
+    #[test]
+    fn endpoint_cache_settings_apply() {
+        let base = ConnectionConfig::new();
+        let o: ConnectionArgs = parse("config.new", json!({})).unwrap();
+        let cfg = apply("config.new", base.clone(), &o).unwrap();
+        assert_eq!(cfg.endpoint_cache_settings(), (Duration::ZERO, 0));
+        let o: ConnectionArgs = parse(
+            "config.new",
+            json!({"endpoint_cache_ttl_s": 1.5, "endpoint_cache_size": 7}),
+        )
+        .unwrap();
+        let cfg = apply("config.new", base.clone(), &o).unwrap();
+        assert_eq!(
+            cfg.endpoint_cache_settings(),
+            (Duration::from_millis(1500), 7)
+        );
+        let o: ConnectionArgs = parse("config.new", json!({"endpoint_cache_ttl_s": 60})).unwrap();
+        let cfg = apply("config.new", base.clone(), &o).unwrap();
+        assert_eq!(
+            cfg.endpoint_cache_settings(),
+            (Duration::from_secs(60), 1024)
+        );
+        let o: ConnectionArgs = parse("config.new", json!({"endpoint_cache_size": 0})).unwrap();
+        let cfg = apply("config.new", cfg, &o).unwrap();
+        assert_eq!(cfg.endpoint_cache_settings(), (Duration::from_secs(60), 0));
+        let o: ConnectionArgs = parse("config.new", json!({"endpoint_cache_ttl_s": -1})).unwrap();
+        assert!(apply("config.new", base, &o).is_err());
     }
 }

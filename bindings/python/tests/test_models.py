@@ -122,7 +122,7 @@ def test_connection_config_transport_knobs_are_refused_not_ignored():
     cfg = ConnectionConfig()
     assert cfg.with_transport_if_missing() is cfg and cfg.owns_transport
     assert ConnectionConfigSync().with_transport_if_missing().owns_transport
-    for kwargs in ({"transport": object()}, {"retry_policy": object()}, {"event_hooks": {"request": [print]}}):
+    for kwargs in ({"transport": object()}, {"event_hooks": {"request": [print]}}):
         with pytest.raises(InvalidArgumentException, match="not supported"):
             ConnectionConfig(**kwargs)
 

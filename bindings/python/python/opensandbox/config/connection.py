@@ -8,6 +8,8 @@ from typing import Any, Dict, List, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from opensandbox.transport.retry import RetryPolicy
+
 DEFAULT_DOMAIN = "localhost:8080"
 USER_AGENT = "OpenSandbox-Python-SDK/1.1.1"
 
@@ -28,12 +30,24 @@ class ConnectionConfig(BaseModel):
     user_agent: str = USER_AGENT
     headers: Dict[str, str] = Field(default_factory=dict)
     use_server_proxy: bool = False
+    # Retries of non-streaming requests, applied by the native core (on by default, the
+    # official 1.1.1 defaults); ``RetryPolicy.disabled()`` turns them off. Knobs the
+    # core has no equivalent for are refused in model_post_init.
+    retry_policy: RetryPolicy = Field(default_factory=RetryPolicy)
+    # (1.1) The endpoint cache of this config (the core's): resolved sandbox endpoints
+    # are reused for ``endpoint_cache_ttl``, up to ``endpoint_cache_size`` entries (0 =
+    # the default 1024); kill and pause through this config drop a sandbox's entries.
+    endpoint_cache_ttl: timedelta = Field(default=timedelta(seconds=600))
+    endpoint_cache_size: int = Field(default=1024)
+    endpoint_cache_disabled: bool = False
+    # Accepted; this package sends no SDK telemetry (sandbox.create latency reports)
+    # whatever it says (nor does OPENSANDBOX_DISABLE_METRICS change anything).
+    disable_metrics: bool = False
     # The official knobs of its httpx stack. Connections here belong to the native
-    # pool, so a custom transport, a retry policy or event hooks cannot be honoured:
-    # rather than ignore them (a test mocking with httpx.MockTransport would then hit
-    # the network) model_post_init refuses them with InvalidArgumentException.
+    # pool, so a custom transport or event hooks cannot be honoured: rather than
+    # ignore them (a test mocking with httpx.MockTransport would then hit the network)
+    # model_post_init refuses them with InvalidArgumentException.
     transport: Optional[Any] = None
-    retry_policy: Optional[Any] = None
     event_hooks: Optional[Dict[str, List[Any]]] = None
 
     model_config = ConfigDict(arbitrary_types_allowed=True, populate_by_name=True)
@@ -49,10 +63,14 @@ class ConnectionConfig(BaseModel):
                 "ConnectionConfig(transport=...) is not supported: this SDK talks through its "
                 "native connection pool, so a custom httpx transport would never be used"
             )
-        if self.retry_policy is not None:
+        unsupported = self.retry_policy._unsupported()
+        if unsupported:
             raise InvalidArgumentException(
-                "ConnectionConfig(retry_policy=...) is not supported: the native client does not "
-                "retry requests, and a policy that is accepted but never applied would mislead"
+                f"ConnectionConfig(retry_policy=...): {', '.join(unsupported)} not supported: "
+                "retries run in the native core, which retries POST/PATCH only when the "
+                "connection could not be established, bounds each attempt by request_timeout "
+                "and reports no retry events (use max_retries, initial_backoff, max_backoff, "
+                "backoff_multiplier, jitter and retryable_status_codes_idempotent)"
             )
         if self.event_hooks:
             raise InvalidArgumentException(
@@ -66,6 +84,26 @@ class ConnectionConfig(BaseModel):
         if v.lower() not in ("http", "https"):
             raise ValueError("protocol must be 'http' or 'https'")
         return v.lower()
+
+    @field_validator("retry_policy", mode="before")
+    @classmethod
+    def retry_policy_must_be_a_policy(cls, v: Any) -> Any:
+        if v is None:
+            return RetryPolicy.disabled()
+        if not isinstance(v, RetryPolicy):
+            from opensandbox.exceptions import InvalidArgumentException
+
+            raise InvalidArgumentException(
+                f"retry_policy must be an opensandbox.transport.RetryPolicy, got {type(v).__name__}"
+            )
+        return v
+
+    @field_validator("endpoint_cache_ttl")
+    @classmethod
+    def ttl_must_not_be_negative(cls, v: timedelta) -> timedelta:
+        if v.total_seconds() < 0:
+            raise ValueError("endpoint_cache_ttl must not be negative")
+        return v
 
     @field_validator("request_timeout")
     @classmethod
@@ -98,7 +136,14 @@ class ConnectionConfig(BaseModel):
             "headers": dict(self.headers),
             "user_agent": self.user_agent,
             "use_server_proxy": self.use_server_proxy,
+            "retry": self.retry_policy._to_native(),
         }
+        if self.endpoint_cache_disabled:
+            cfg["endpoint_cache_ttl_s"] = 0.0
+            cfg["endpoint_cache_size"] = 0
+        else:
+            cfg["endpoint_cache_ttl_s"] = self.endpoint_cache_ttl.total_seconds()
+            cfg["endpoint_cache_size"] = self.endpoint_cache_size if self.endpoint_cache_size > 0 else 1024
         key = self.get_api_key()
         cfg["api_key"] = key if key is not None else ""
         return cfg

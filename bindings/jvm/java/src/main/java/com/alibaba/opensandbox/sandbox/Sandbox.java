@@ -62,6 +62,8 @@ public final class Sandbox implements AutoCloseable {
      * {@code OPEN-SANDBOX-ORIGIN} header said so when it was opened, else null.
      */
     private final String origin;
+    /** The builder's/connector's custom health check, used by {@link #checkReady}. */
+    private volatile Predicate<Sandbox> customHealthCheck;
 
     private Sandbox(Object created, ConnectionConfig config) {
         this(created, config, null);
@@ -264,6 +266,66 @@ public final class Sandbox implements AutoCloseable {
         return Boolean.TRUE.equals(r.get("healthy"));
     }
 
+    /**
+     * Pings execd once (no retries, bounded by the request timeout).
+     *
+     * @return {@code true} if execd answered, {@code false} on any failure
+     */
+    public boolean ping() {
+        checkOpen();
+        try {
+            NativeBridge.invoke("sandbox.ping", args());
+            return true;
+        } catch (SandboxException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Waits until the sandbox passes its health check: the custom check given to the
+     * builder/connector if any, else {@link #ping()}, polled every {@code pollingInterval}.
+     *
+     * @throws InvalidArgumentException if {@code pollingInterval} is not positive
+     * @throws SandboxReadyTimeoutException if the check does not pass within {@code timeout}
+     */
+    public void checkReady(Duration timeout, Duration pollingInterval) {
+        if (pollingInterval == null || pollingInterval.isNegative() || pollingInterval.isZero()) {
+            throw new InvalidArgumentException("Ready polling interval must be positive, got: " + pollingInterval);
+        }
+        if (timeout == null || timeout.isNegative()) {
+            throw new InvalidArgumentException("Ready timeout must not be negative, got: " + timeout);
+        }
+        checkOpen();
+        Predicate<Sandbox> check = customHealthCheck;
+        if (check == null) {
+            NativeBridge.invoke("sandbox.wait_until_ready", Json.obj("sandbox", handle,
+                    "timeout_s", timeout.toMillis() / 1000.0,
+                    "polling_interval_s", pollingInterval.toMillis() / 1000.0));
+            return;
+        }
+        if (!pollCustomHealth(this, check, timeout, pollingInterval)) {
+            throw customTimeout(this, timeout);
+        }
+    }
+
+    /**
+     * The official OkHttp client provider. This package has no OkHttp stack (requests go
+     * through the native core's connection pool), so there is no client to hand out.
+     *
+     * @throws UnsupportedOperationException always
+     */
+    public Object httpClientProvider() {
+        throw new UnsupportedOperationException("Sandbox.httpClientProvider() is not supported: this SDK has no "
+                + "OkHttp client; requests go through the native core's connection pool. Use getEndpoint(port) "
+                + "(address + headers) with your own HTTP client to reach a sandbox port");
+    }
+
+    private void checkOpen() {
+        if (closed.get()) {
+            throw new InvalidArgumentException("sandbox handle " + id + " is closed");
+        }
+    }
+
     /** Frees the local handle (idempotent); the remote sandbox keeps running. */
     @Override
     public void close() {
@@ -274,6 +336,24 @@ public final class Sandbox implements AutoCloseable {
 
     private static Sandbox awaitCustomHealth(Sandbox sb, Predicate<Sandbox> check, Duration timeout,
             Duration interval, boolean killOnFailure) {
+        sb.customHealthCheck = check;
+        if (pollCustomHealth(sb, check, timeout, interval)) {
+            return sb;
+        }
+        if (killOnFailure) {
+            try {
+                sb.kill();
+            } catch (SandboxException ignored) {
+                // best effort: the sandbox never became ready
+            }
+        }
+        sb.close();
+        throw customTimeout(sb, timeout);
+    }
+
+    /** Polls {@code check} until it passes (true) or {@code timeout} elapses (false). */
+    private static boolean pollCustomHealth(Sandbox sb, Predicate<Sandbox> check, Duration timeout,
+            Duration interval) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             boolean ok;
@@ -283,21 +363,10 @@ public final class Sandbox implements AutoCloseable {
                 ok = false;
             }
             if (ok) {
-                return sb;
+                return true;
             }
             if (System.nanoTime() > deadline) {
-                if (killOnFailure) {
-                    try {
-                        sb.kill();
-                    } catch (SandboxException ignored) {
-                        // best effort: the sandbox never became ready
-                    }
-                }
-                sb.close();
-                throw (SandboxReadyTimeoutException) new SandboxReadyTimeoutException(
-                        "sandbox " + sb.getId() + " did not pass the custom health check within " + timeout
-                                + " (domain " + sb.connectionConfig.getDomain() + ", useServerProxy="
-                                + sb.connectionConfig.getUseServerProxy() + ")").withKind("ready_timeout");
+                return false;
             }
             try {
                 Thread.sleep(Math.max(1, interval.toMillis()));
@@ -306,6 +375,13 @@ public final class Sandbox implements AutoCloseable {
                 throw new SandboxException("interrupted while waiting for the sandbox", e, null, null);
             }
         }
+    }
+
+    private static SandboxReadyTimeoutException customTimeout(Sandbox sb, Duration timeout) {
+        return (SandboxReadyTimeoutException) new SandboxReadyTimeoutException(
+                "sandbox " + sb.getId() + " did not pass the custom health check within " + timeout
+                        + " (domain " + sb.connectionConfig.getDomain() + ", useServerProxy="
+                        + sb.connectionConfig.getUseServerProxy() + ")").withKind("ready_timeout");
     }
 
     private static ConnectionConfig orDefault(ConnectionConfig c) {
@@ -402,6 +478,16 @@ public final class Sandbox implements AutoCloseable {
         public Builder credentialProxy(CredentialProxyConfig credentialProxy) {
             this.credentialProxy = credentialProxy;
             return this;
+        }
+
+        /** Enables or disables the transparent Credential Vault proxy. */
+        public Builder credentialProxyEnabled(boolean enabled) {
+            this.credentialProxy = CredentialProxyConfig.builder().enabled(enabled).build();
+            return this;
+        }
+
+        public Builder credentialProxyEnabled() {
+            return credentialProxyEnabled(true);
         }
 
         public Builder image(String image) {
@@ -595,6 +681,7 @@ public final class Sandbox implements AutoCloseable {
 
         private Sandbox finish(Object created, ConnectionConfig cfg) {
             Sandbox sb = new Sandbox(created, cfg, templateId != null ? "template" : null);
+            sb.customHealthCheck = healthCheck;
             if (healthCheck != null && !skipHealthCheck) {
                 return awaitCustomHealth(sb, healthCheck, readyTimeout != null ? readyTimeout : Duration.ofSeconds(30),
                         pollingInterval != null ? pollingInterval : Duration.ofMillis(200), true);
@@ -673,6 +760,7 @@ public final class Sandbox implements AutoCloseable {
                 a.put("health_check_polling_interval_s", pollingInterval.toMillis() / 1000.0);
             }
             Sandbox sb = new Sandbox(NativeBridge.invoke(op, a), cfg);
+            sb.customHealthCheck = healthCheck;
             if (healthCheck != null && !skipHealthCheck) {
                 return awaitCustomHealth(sb, healthCheck, timeout != null ? timeout : Duration.ofSeconds(30),
                         pollingInterval != null ? pollingInterval : Duration.ofMillis(200), false);

@@ -23,9 +23,14 @@ public final class Commands {
     }
 
     private Map<String, Object> args(RunCommandRequest r) {
-        Map<String, Object> a = Json.obj("sandbox", handle, "command", r.getCommand(),
+        Map<String, Object> a = Json.obj("sandbox", handle,
                 "background", r.getBackground(), "working_directory", r.getWorkingDirectory(),
                 "uid", r.getUid(), "gid", r.getGid(), "envs", r.getEnvs());
+        if (r.getArgv() != null) {
+            a.put("argv", r.getArgv());
+        } else {
+            a.put("command", r.getCommand());
+        }
         if (r.getTimeout() != null) {
             a.put("timeout_ms", r.getTimeout().toMillis());
         }

@@ -52,6 +52,22 @@ public final class NetworkPolicy {
         return new Builder();
     }
 
+    /** The official default actions ({@code "allow"}/{@code "deny"} on the wire and in the getters). */
+    public enum DefaultAction {
+        ALLOW("allow"),
+        DENY("deny");
+
+        private final String value;
+
+        DefaultAction(String value) {
+            this.value = value;
+        }
+
+        public String getValue() {
+            return value;
+        }
+    }
+
     /** Builder of NetworkPolicy. */
     public static final class Builder {
         private String defaultAction;
@@ -59,6 +75,11 @@ public final class NetworkPolicy {
 
         public Builder defaultAction(String defaultAction) {
             this.defaultAction = defaultAction;
+            return this;
+        }
+
+        public Builder defaultAction(DefaultAction defaultAction) {
+            this.defaultAction = defaultAction == null ? null : defaultAction.getValue();
             return this;
         }
 

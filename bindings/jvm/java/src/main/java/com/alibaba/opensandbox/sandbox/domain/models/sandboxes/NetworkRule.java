@@ -51,6 +51,22 @@ public final class NetworkRule {
         return new Builder();
     }
 
+    /** The official rule actions ({@code "allow"}/{@code "deny"} on the wire and in the getters). */
+    public enum Action {
+        ALLOW("allow"),
+        DENY("deny");
+
+        private final String value;
+
+        Action(String value) {
+            this.value = value;
+        }
+
+        public String getValue() {
+            return value;
+        }
+    }
+
     /** Builder of NetworkRule. */
     public static final class Builder {
         private String action;
@@ -58,6 +74,11 @@ public final class NetworkRule {
 
         public Builder action(String action) {
             this.action = action;
+            return this;
+        }
+
+        public Builder action(Action action) {
+            this.action = action == null ? null : action.getValue();
             return this;
         }
 
