@@ -1086,6 +1086,14 @@ class Runner:
                     self.results[key] = (None, reason, 0.0)
                     report(self.spec.language, key, None, reason, 0.0)
                     continue
+                langs = case.get("languages")
+                if langs is not None and self.spec.language not in langs:
+                    # An API the official SDK of this language does not have (e.g.
+                    # commands.set_env in Kotlin and JS): nothing to conform to.
+                    reason = "skipped: %s: no such API in the official SDK" % self.spec.language
+                    self.results[key] = (None, reason, 0.0)
+                    report(self.spec.language, key, None, reason, 0.0)
+                    continue
                 if "isolation" in case.get("needs", []) and self.args.isolation == "none":
                     # Without namespaces the reference server runs commands on host
                     # paths while the files API stays rooted in the sandbox directory,
@@ -1188,7 +1196,8 @@ def print_matrix(files, runners):
     print()
     print("case".ljust(width) + "".join(l.ljust(col) for l in langs))
     print("-" * (width + col * len(langs)))
-    passed = failed = skipped = 0
+    passed = failed = 0
+    skipped = {}  # reason -> count
     for key in keys:
         cells = []
         reasons = []
@@ -1198,7 +1207,8 @@ def print_matrix(files, runners):
                 passed += 1
                 mark = "\u2713"
             elif ok is None:
-                skipped += 1
+                why = (reason or "skipped").replace("skipped: ", "", 1)
+                skipped[why] = skipped.get(why, 0) + 1
                 mark = "-"
             else:
                 failed += 1
@@ -1219,8 +1229,8 @@ def print_matrix(files, runners):
         sdk = hello.get("sdk_version", "?")
         n_ok = sum(1 for ok, _, _ in r.results.values() if ok)
         print("%s (sdk %s): %d/%d passed in %.1fs" % (r.spec.language, sdk, n_ok, len(r.results), total))
-    if skipped:
-        print("%d skipped: cases that need sandbox isolation (run with --isolation auto)" % skipped)
+    for why, n in sorted(skipped.items()):
+        print("%d skipped: %s" % (n, why))
     return passed, failed
 
 
