@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 )
 
 // OutputMessage is one stdout or stderr line.
@@ -184,6 +185,22 @@ func (s *Sandbox) DeleteSession(ctx context.Context, sessionID string) error {
 // official SDK, here on Sandbox).
 func (s *Sandbox) InterruptCommand(ctx context.Context, commandID string) error {
 	return s.op(ctx, "commands.interrupt", map[string]any{"id": commandID}, nil)
+}
+
+// SetEnv persists an environment variable for later commands and new sessions
+// (official: Sandbox.SetEnv). It appends KEY=VALUE to the sandbox env file, the file
+// named by the sandbox's EXECD_ENVS variable, with a shell command (the op
+// commands.set_env). Keys must match [A-Za-z_][A-Za-z0-9_]*; the value may hold
+// anything but NUL and must be valid UTF-8 (both *InvalidArgumentError). A value
+// without a single quote is stored verbatim; one with a single quote uses the env
+// file's double-quoted form, in which $NAME may be expanded when the file is read.
+// The last write of a key wins. A failed append is an *Error of kind "api" carrying
+// the command's stderr.
+func (s *Sandbox) SetEnv(ctx context.Context, key, value string) error {
+	if !utf8.ValidString(value) {
+		return &InvalidArgumentError{Field: "value", Message: "SetEnv value must be valid UTF-8"}
+	}
+	return s.op(ctx, "commands.set_env", map[string]any{"key": key, "value": value}, nil)
 }
 
 // GetCommandStatus returns the status of a command (official: ExecdClient).

@@ -149,6 +149,7 @@ func TestOpArgumentsAreInTheManifest(t *testing.T) {
 		{"credential_vault.create", withSandbox(vaultArgs(CredentialVaultCreateRequest{Credentials: []Credential{{Name: "c", Source: InlineCredentialSource{Value: "v"}}}}))},
 		{"credential_vault.patch", withSandbox(vaultArgs(CredentialVaultPatchRequest{ExpectedRevision: &timeout,
 			Credentials: &CredentialMutationSet{Delete: []string{"c"}}, Bindings: &CredentialBindingMutationSet{Delete: []string{"b"}}}))},
+		{"commands.set_env", withSandbox(map[string]any{"key": "K", "value": "v"})},
 		{"execution.next_batch", map[string]any{"handle": 1}},
 		{"release", map[string]any{"handle": 1}},
 	}

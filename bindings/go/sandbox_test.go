@@ -437,3 +437,42 @@ func TestCancelInterruptsTheCommand(t *testing.T) {
 		t.Fatalf("the cancelled command kept running: %+v %v", ex, err)
 	}
 }
+
+func TestSetEnvReachesLaterCommandsAndNewSessions(t *testing.T) {
+	sb := testSandbox(t)
+	ctx := context.Background()
+	if err := sb.SetEnv(ctx, "OSB_PLAIN", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	quoted := `it's a "test" $(id) ` + "`id`"
+	if err := sb.SetEnv(ctx, "OSB_QUOTED", quoted); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := sb.RunCommand(ctx, `printf '%s|%s' "$OSB_PLAIN" "$OSB_QUOTED"`, nil)
+	if err != nil || ex.Text() != "hello|"+quoted {
+		t.Fatalf("run: %q %v", ex.Text(), err)
+	}
+	session, err := sb.CreateSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sb.DeleteSession(ctx, session.ID) }()
+	ex, err = sb.RunInSession(ctx, session.ID, RunInSessionRequest{Command: `echo "$OSB_PLAIN"`}, nil)
+	if err != nil || len(ex.Stdout) != 1 || strings.TrimSuffix(ex.Stdout[0].Text, "\n") != "hello" {
+		t.Fatalf("session: %+v %v", ex, err)
+	}
+
+	for _, key := range []string{"", "1A", "A-B", "A B", "A=B"} {
+		var ia *InvalidArgumentError
+		if err := sb.SetEnv(ctx, key, "v"); !errors.As(err, &ia) {
+			t.Fatalf("key %q: want InvalidArgumentError, got %v", key, err)
+		}
+	}
+	var ia *InvalidArgumentError
+	if err := sb.SetEnv(ctx, "K", "a\x00b"); !errors.As(err, &ia) {
+		t.Fatalf("NUL: want InvalidArgumentError, got %v", err)
+	}
+	if err := sb.SetEnv(ctx, "K", "\xff"); !errors.As(err, &ia) {
+		t.Fatalf("invalid UTF-8: want InvalidArgumentError, got %v", err)
+	}
+}

@@ -800,6 +800,17 @@ pub struct ExecIdArgs {
     pub id: String,
 }
 
+/// `commands.set_env`: persist `key=value` in the sandbox env file (`$EXECD_ENVS`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetEnvArgs {
+    pub sandbox: SandboxRef,
+    #[serde(default)]
+    pub connection: Option<ConnectionRef>,
+    pub key: String,
+    pub value: String,
+}
+
 /// `commands.get_background_command_logs`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -1211,6 +1222,7 @@ bound!(
     RunArgs,
     SessionRunArgs,
     ExecIdArgs,
+    SetEnvArgs,
     LogsArgs,
     CreateSessionArgs,
     SessionIdArgs,

@@ -235,6 +235,24 @@ namespace OpenSandbox.Tests.Server
         }
 
         [Test]
+        public async Task SetEnvReachesLaterCommandsAndNewSessions()
+        {
+            await _sb.Commands.SetEnvAsync("OSB_PLAIN", "hello");
+            const string quoted = "it's a \"test\" $(id) `id`";
+            await _sb.Commands.SetEnvAsync("OSB_QUOTED", quoted);
+            var e = await _sb.Commands.RunAsync("printf '%s|%s' \"$OSB_PLAIN\" \"$OSB_QUOTED\"");
+            Assert.AreEqual(0, e.ExitCode);
+            Assert.AreEqual("hello|" + quoted, string.Concat(e.Logs.Stdout.Select(m => m.Text)));
+            var sid = await _sb.Commands.CreateSessionAsync();
+            var s = await _sb.Commands.RunInSessionAsync(sid, "echo \"$OSB_PLAIN\"");
+            CollectionAssert.AreEqual(new[] { "hello" }, s.Logs.Stdout.Select(m => m.Text).ToList());
+            await _sb.Commands.DeleteSessionAsync(sid);
+            foreach (var key in new[] { "", "1A", "A-B", "A B", "A=B" })
+                Assert.Throws<InvalidArgumentException>(() => _sb.Commands.SetEnvAsync(key, "v").GetAwaiter().GetResult(), key);
+            Assert.Throws<InvalidArgumentException>(() => _sb.Commands.SetEnvAsync("K", "a\0b").GetAwaiter().GetResult());
+        }
+
+        [Test]
         public async Task FilesWriteReadStreamAndInfo()
         {
             var payload = new byte[3 * 1024 * 1024 + 17];

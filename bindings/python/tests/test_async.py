@@ -101,3 +101,13 @@ async def test_async_download_stream_and_file_object_upload(sandbox, tmp_path):
     async for chunk in await sandbox.files.read_bytes_stream("/up.bin"):
         got += chunk
     assert got == src.read_bytes()
+
+
+async def test_async_set_env_is_seen_by_the_next_command(sandbox):
+    from opensandbox.exceptions import InvalidArgumentException
+
+    await sandbox.commands.set_env("OSB_ASYNC", "a b 'c'")
+    ex = await sandbox.commands.run('echo "$OSB_ASYNC"')
+    assert line(ex.logs.stdout[0].text) == "a b 'c'"
+    with pytest.raises(InvalidArgumentException):
+        await sandbox.commands.set_env("9X", "v")

@@ -174,3 +174,30 @@ def test_gil_is_released_while_waiting(sandbox_sync):
     stop.set()
     t.join()
     assert len(ticks) > 100  # the other thread ran during the blocking call
+
+
+def test_set_env_reaches_later_commands_and_new_sessions(sandbox_sync):
+    cmds = sandbox_sync.commands
+    cmds.set_env("OSB_PLAIN", "hello")
+    cmds.set_env("OSB_QUOTED", 'it\'s a "test" $(id) `id`')
+    out = cmds.run('printf "%s|%s" "$OSB_PLAIN" "$OSB_QUOTED"')
+    assert out.exit_code == 0
+    assert "".join(m.text for m in out.logs.stdout) == 'hello|it\'s a "test" $(id) `id`'
+    cmds.set_env("OSB_MULTI", "line1\nline2")
+    session = cmds.create_session()
+    try:
+        ex = cmds.run_in_session(session, 'printf "%s" "$OSB_MULTI" | wc -l; echo "$OSB_PLAIN"')
+        assert [line(m.text) for m in ex.logs.stdout] == ["1", "hello"]
+    finally:
+        cmds.delete_session(session)
+    # The request's envs still win over the file.
+    opts = RunCommandOpts(envs={"OSB_PLAIN": "request"})
+    assert line(cmds.run("echo $OSB_PLAIN", opts=opts).logs.stdout[0].text) == "request"
+
+
+def test_set_env_refuses_bad_keys_before_any_request(sandbox_sync):
+    for key in ["", "1A", "A-B", "A B", "A=B"]:
+        with pytest.raises(InvalidArgumentException):
+            sandbox_sync.commands.set_env(key, "v")
+    with pytest.raises(InvalidArgumentException):
+        sandbox_sync.commands.set_env("K", "a\0b")

@@ -206,7 +206,7 @@ namespace OpenSandbox.Conformance
             "manager.patch_sandbox_metadata", "manager.get_endpoint", "manager.get_snapshot",
             "manager.delete_snapshot", "manager.list_snapshots", "commands.run", "commands.start",
             "execution.wait", "execution.cancel", "commands.interrupt", "commands.get_command_status",
-            "commands.get_background_command_logs", "commands.create_session", "commands.run_in_session",
+            "commands.get_background_command_logs", "commands.set_env", "commands.create_session", "commands.run_in_session",
             "commands.delete_session", "code.create_context", "code.get_context", "code.delete_context",
             "code.list_contexts", "code.delete_contexts", "code.run", "code.start", "code.interrupt",
             "files.write_file", "files.write_files", "files.read_file", "files.read_bytes",
@@ -638,6 +638,7 @@ namespace OpenSandbox.Conformance
                     return await Start(rec, (h, ct) => sb.Commands.RunAsync(cmd, opts, h, ct)).ConfigureAwait(false);
                 }
                 case "commands.interrupt": await sb.Commands.InterruptAsync(a.Str("id")).ConfigureAwait(false); return null;
+                case "commands.set_env": await sb.Commands.SetEnvAsync(a.Str("key"), a.Str("value")).ConfigureAwait(false); return null;
                 case "commands.get_command_status":
                 {
                     var s = await sb.Commands.GetCommandStatusAsync(a.Str("id")).ConfigureAwait(false);

@@ -66,7 +66,7 @@ var ops = []string{
 	"manager.patch_sandbox_metadata", "manager.get_endpoint", "manager.get_snapshot",
 	"manager.delete_snapshot", "manager.list_snapshots",
 	"commands.run", "commands.start", "execution.wait", "execution.cancel", "commands.interrupt",
-	"commands.get_command_status", "commands.get_background_command_logs",
+	"commands.get_command_status", "commands.get_background_command_logs", "commands.set_env",
 	"commands.create_session", "commands.run_in_session", "commands.delete_session",
 	"code.create_context", "code.get_context", "code.delete_context", "code.list_contexts",
 	"code.delete_contexts", "code.run", "code.start", "code.interrupt",
@@ -1023,6 +1023,8 @@ func (st *state) commandsOp(ctx context.Context, op string, sb *opensandbox.Sand
 		}, a.boolean("handlers"), a.boolean("skip_accumulation"))
 	case "commands.interrupt":
 		return nil, sb.InterruptCommand(ctx, a.optStr("id"))
+	case "commands.set_env":
+		return nil, sb.SetEnv(ctx, a.optStr("key"), a.optStr("value"))
 	case "commands.get_command_status":
 		s, err := sb.GetCommandStatus(ctx, a.optStr("id"))
 		if err != nil {

@@ -96,6 +96,7 @@ OPS = [
     "commands.interrupt",
     "commands.get_command_status",
     "commands.get_background_command_logs",
+    "commands.set_env",
     "commands.create_session",
     "commands.run_in_session",
     "commands.delete_session",
@@ -836,6 +837,9 @@ class Driver:
             name = op.split(".", 1)[1]
             if name == "interrupt":
                 await sb.commands.interrupt(a["id"])
+                return None
+            if name == "set_env":
+                await sb.commands.set_env(a["key"], a["value"])
                 return None
             if name == "get_command_status":
                 s = await sb.commands.get_command_status(a["id"])

@@ -244,6 +244,111 @@ impl ExecdClient {
     }
 }
 
+/// Whether `key` may be persisted by [`ExecdClient::set_env`]:
+/// `[A-Za-z_][A-Za-z0-9_]*`, as the official SDKs check.
+pub fn valid_env_key(key: &str) -> bool {
+    let mut chars = key.chars();
+    chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// `s` as one POSIX shell word: `'...'` with each `'` written `'\''`.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The env-file entry for `key=value` as the official writer makes it: `KEY='value'`
+/// (read back literally) unless the value has a `'`; then `KEY="value"` with
+/// `\ " \n \r \t` escaped (the reader expands `$NAME` in that form).
+fn env_file_entry(key: &str, value: &str) -> String {
+    if !value.contains('\'') {
+        return format!("{key}='{value}'");
+    }
+    let escaped = value
+        .replace('\\', r"\\")
+        .replace('"', r#"\""#)
+        .replace('\n', r"\n")
+        .replace('\r', r"\r")
+        .replace('\t', r"\t");
+    format!("{key}=\"{escaped}\"")
+}
+
+/// The shell command `commands.set_env(key, value)` runs in the sandbox (the official
+/// Python SDK's, byte for byte): it fails when `$EXECD_ENVS` is unset, else appends
+/// one entry to that file. The entry reaches `printf` as one single-quoted word, so
+/// nothing in the value is ever run by the shell. A newline is allowed (the file's
+/// quoted forms keep it); a NUL or a key that is no variable name is
+/// [`ErrorKind::InvalidArgument`].
+pub fn set_env_command(key: &str, value: &str) -> Result<String> {
+    const OP: &str = "commands.set_env";
+    if !valid_env_key(key) {
+        return Err(Error::invalid_argument(
+            OP,
+            format!("set_env key must match ^[A-Za-z_][A-Za-z0-9_]*$, got {key:?}"),
+        ));
+    }
+    if value.contains('\0') {
+        return Err(Error::invalid_argument(
+            OP,
+            "set_env value cannot contain NUL bytes",
+        ));
+    }
+    let entry = env_file_entry(key, value);
+    Ok([
+        format!(
+            r#"if [ -z "${{EXECD_ENVS:-}}" ]; then printf '%s\n' 'EXECD_ENVS is not set; cannot persist environment variable {key}' >&2; exit 1; fi"#
+        ),
+        r#"mkdir -p "$(dirname "$EXECD_ENVS")""#.to_string(),
+        format!(r#"printf '%s\n' {} >> "$EXECD_ENVS""#, shell_quote(&entry)),
+    ]
+    .join("\n"))
+}
+
+impl ExecdClient {
+    /// `commands.set_env`: persists `key=value` in the sandbox env file (`$EXECD_ENVS`)
+    /// for later commands and new sessions, by running [`set_env_command`] in the
+    /// foreground. Not a route: the command's failure (no `$EXECD_ENVS`, a file it
+    /// cannot write, no confirmed exit 0) is an [`ErrorKind::Api`] error carrying its
+    /// stderr.
+    pub async fn set_env(&self, key: &str, value: &str) -> Result<()> {
+        const OP: &str = "commands.set_env";
+        let command = set_env_command(key, value)?;
+        let execution = self
+            .run_command(
+                &command,
+                &RunCommandOptions::default(),
+                RunControl::default(),
+                &mut (),
+            )
+            .await?;
+        if execution.error.is_none() && execution.exit_code == Some(0) {
+            return Ok(());
+        }
+        let stderr: String = execution
+            .logs
+            .stderr
+            .iter()
+            .map(|m| m.text.as_str())
+            .collect();
+        let detail = match stderr.trim() {
+            "" => execution
+                .error
+                .as_ref()
+                .map(|e| e.value.clone())
+                .unwrap_or_default(),
+            text => text.to_string(),
+        };
+        let mut message = format!("commands.set_env failed for '{key}'");
+        if !detail.is_empty() {
+            message.push_str(": ");
+            message.push_str(&detail);
+        }
+        Err(Error::new(ErrorKind::Api, OP, message))
+    }
+}
+
 pub(crate) fn require(op: &'static str, id: &str) -> Result<()> {
     if id.trim().is_empty() {
         return Err(Error::invalid_argument(op, "id must not be empty"));
@@ -276,6 +381,79 @@ pub(crate) async fn run_with_deadline(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn set_env_command_matches_the_official_text() {
+        let expected = concat!(
+            r#"if [ -z "${EXECD_ENVS:-}" ]; then printf '%s\n' 'EXECD_ENVS is not set; cannot persist environment variable FOO' >&2; exit 1; fi"#,
+            "\n",
+            r#"mkdir -p "$(dirname "$EXECD_ENVS")""#,
+            "\n",
+            r#"printf '%s\n' 'FOO='\''bar baz'\''' >> "$EXECD_ENVS""#,
+        );
+        assert_eq!(set_env_command("FOO", "bar baz").unwrap(), expected);
+        assert_eq!(env_file_entry("K", "it's"), r#"K="it's""#);
+        assert_eq!(env_file_entry("K", "'\\\"\n\r\t$x"), r#"K="'\\\"\n\r\t$x""#);
+    }
+
+    #[test]
+    fn set_env_refuses_bad_keys_and_nul() {
+        for key in ["", "1A", "A-B", "A B", "A=B", "Ä", "A\n", "$(id)"] {
+            let err = set_env_command(key, "v").unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{key:?}");
+        }
+        let err = set_env_command("K", "a\0b").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+        assert!(set_env_command("_k9", "").is_ok());
+        assert!(set_env_command("K", "multi\nline").is_ok());
+    }
+
+    /// Hostile values go through a real shell into the file exactly as the official
+    /// writer puts them: nothing in them runs, and each is one entry.
+    #[test]
+    fn set_env_quoting_survives_hostile_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("sub/envs");
+        let canary = dir.path().join("pwned");
+        let c = canary.display();
+        let values = [
+            format!("$(touch {c})"),
+            format!("`touch {c}`"),
+            format!("'; touch {c}; echo '"),
+            format!("\"; touch {c}; echo \""),
+            format!("a\nB=$(touch {c})\n"),
+            format!("it's\n$(touch {c})"),
+            "it's a \"test\" with \\ and\ttab\r".to_string(),
+            "$HOME ${HOME} %s %n".to_string(),
+            String::new(),
+        ];
+        let mut expected = String::new();
+        for (i, v) in values.iter().enumerate() {
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(set_env_command(&format!("K{i}"), v).unwrap())
+                .env("EXECD_ENVS", &file)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{i}: {out:?}");
+            expected.push_str(&env_file_entry(&format!("K{i}"), v));
+            expected.push('\n');
+        }
+        assert!(!canary.exists(), "a value was run by the shell");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), expected);
+    }
+
+    #[test]
+    fn set_env_fails_without_execd_envs() {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(set_env_command("K", "v").unwrap())
+            .env_remove("EXECD_ENVS")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("EXECD_ENVS is not set"));
+    }
 
     #[test]
     fn argv_is_sent_only_when_set_and_replaces_command() {

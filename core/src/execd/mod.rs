@@ -21,7 +21,7 @@ mod isolated;
 mod metrics;
 mod sessions;
 
-pub use commands::{RunControl, TAIL_CURSOR_HEADER};
+pub use commands::{set_env_command, valid_env_key, RunControl, TAIL_CURSOR_HEADER};
 pub use files::{BytesStream, WriteData, WriteEntry};
 pub use follow::{LogChunk, LogFollower};
 pub use isolated::{ISOLATED_TAIL_CURSOR_HEADER, MAX_IDENTITY};

@@ -377,11 +377,12 @@ impl CommandSpec {
         )
     }
 
-    fn build(&self, program: &str) -> tokio::process::Command {
+    fn build(&self, program: &str, file_vars: &crate::envfile::Vars) -> tokio::process::Command {
         let mut command = tokio::process::Command::new(program);
+        command.args(&self.program[1..]).current_dir(&self.cwd);
+        // The agent's environment < the env file < the request's variables.
+        crate::envfile::apply_vars(&mut command, file_vars);
         command
-            .args(&self.program[1..])
-            .current_dir(&self.cwd)
             .envs(&self.envs)
             // Own process group, so interrupt and timeout reach every descendant.
             .process_group(0)
@@ -399,15 +400,16 @@ impl CommandSpec {
     /// Spawn with the configured stdio; a missing `bash` falls back to `sh`.
     fn spawn(
         &self,
+        file_vars: &crate::envfile::Vars,
         stdout: impl Fn() -> io::Result<Stdio>,
         stderr: impl Fn() -> io::Result<Stdio>,
     ) -> io::Result<tokio::process::Child> {
         let first = self.program[0].as_str();
-        let mut command = self.build(first);
+        let mut command = self.build(first, file_vars);
         command.stdout(stdout()?).stderr(stderr()?);
         match command.spawn() {
             Err(err) if err.kind() == io::ErrorKind::NotFound && first == "bash" => {
-                let mut command = self.build("sh");
+                let mut command = self.build("sh", file_vars);
                 command.stdout(stdout()?).stderr(stderr()?);
                 command.spawn()
             }
@@ -450,10 +452,12 @@ pub(crate) fn run_foreground(state: &SharedState, spec: CommandSpec) -> Response
     let started = Instant::now();
     // To tell an OOM kill from any other SIGKILL: the cgroup's counter moves.
     let ooms_before = crate::metrics::oom_kills();
-    let spawned = match warm_handover(state, &spec) {
+    // Read once per command: what `set_env` wrote before it.
+    let file_vars = crate::envfile::load();
+    let spawned = match warm_handover(state, &spec, &file_vars) {
         Some(handed) => Ok(handed),
         None => spec
-            .spawn(|| Ok(Stdio::piped()), || Ok(Stdio::piped()))
+            .spawn(&file_vars, || Ok(Stdio::piped()), || Ok(Stdio::piped()))
             .map(|mut child| {
                 let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
                 stdout.iter().for_each(|pipe| widen_pipe(pipe.as_raw_fd()));
@@ -528,13 +532,17 @@ pub(crate) fn run_foreground(state: &SharedState, spec: CommandSpec) -> Response
 /// The default foreground command `spec` running in the ready shell, if it is one a
 /// ready shell can take and one is ready (see `warm_shell`); a shell for the next such
 /// command is started either way.
-fn warm_handover(state: &SharedState, spec: &CommandSpec) -> Option<crate::warm_shell::Handed> {
+fn warm_handover(
+    state: &SharedState,
+    spec: &CommandSpec,
+    file_vars: &crate::envfile::Vars,
+) -> Option<crate::warm_shell::Handed> {
     let command = spec.default_shell.as_deref()?;
     let cwd = std::fs::metadata(&spec.cwd).ok()?;
     state
         .commands
         .warm
-        .run(command, &spec.cwd, &cwd, widen_pipe)
+        .run(command, &spec.cwd, &cwd, file_vars, widen_pipe)
 }
 
 /// "OOM: ..." when `outcome` is a SIGKILL (or a shell's 137) and the sandbox's cgroup
@@ -586,6 +594,7 @@ fn run_background(state: &SharedState, spec: CommandSpec) -> ApiResult<Response>
     let (out, err, drained) = crate::logcap::capped_pipe(log, id.clone())
         .map_err(|err| ApiError::runtime(format!("cannot set up the log of {id}: {err}")))?;
     let spawned = spec.spawn(
+        &crate::envfile::load(),
         || Ok(Stdio::from(out.try_clone()?)),
         || Ok(Stdio::from(err.try_clone()?)),
     );

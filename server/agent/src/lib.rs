@@ -8,6 +8,7 @@
 //! - [`error`]: the `{code, message}` error shape.
 //! - [`events`]: the streamed event model and its wire framing (protocol.md §4).
 //! - [`commands`]: foreground/background commands, status, logs, interrupt.
+//! - [`envfile`]: the sandbox env file (`$EXECD_ENVS`) every process started gets.
 //! - [`warm_shell`]: a bash started ahead of the next default foreground command.
 //! - [`sessions`]: persistent bash sessions.
 //! - [`code`]: code-interpreter contexts (python, javascript, bash) and code runs.
@@ -31,6 +32,7 @@
 pub mod code;
 pub mod commands;
 pub mod confine;
+pub mod envfile;
 pub mod error;
 pub mod events;
 pub mod extract;

@@ -267,6 +267,7 @@ async fn supervise(
 ) -> EntrypointStatus {
     let mut command = tokio::process::Command::new(&entrypoint[0]);
     command.args(&entrypoint[1..]).current_dir(workdir);
+    crate::envfile::apply(&mut command);
     crate::confine::apply(&mut command);
     // The sandbox log is our stdout: the entrypoint writes to it through a capped pump
     // (a pipe), never to the file itself.
@@ -343,6 +344,8 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<i32> {
     let workdir = host_workdir(&root, &args.workdir);
     std::fs::create_dir_all(&workdir)
         .with_context(|| format!("creating workdir {}", workdir.display()))?;
+    let env_file = crate::envfile::init(&root, &workdir);
+    tracing::debug!(path = %env_file.display(), "env file");
     let config = AgentConfig { root, workdir };
 
     let listener = match args.listen_fd {

@@ -137,6 +137,8 @@ impl Session {
     pub(crate) fn spawn(cwd: &Path) -> io::Result<Arc<Session>> {
         let mut command = tokio::process::Command::new("bash");
         command.args(["--noprofile", "--norc"]).current_dir(cwd);
+        // The env file as it is now: a running session keeps its environment.
+        crate::envfile::apply(&mut command);
         crate::confine::apply(&mut command);
         Self::start(command)
     }

@@ -3,11 +3,12 @@
 //! `run("true")`'s time in the sandbox, about 1–2 ms of CPU each).
 //!
 //! The agent keeps at most one ready shell, started with everything a default command
-//! gets (the agent's environment, the workdir as cwd, its own process group, piped
-//! stdout/stderr) and blocked reading its command from stdin. A command that asks for
-//! nothing else (shell form, no cwd, env, uid or gid) is handed to it; the next one is
-//! started in the background right after (and only after the first command: an idle
-//! sandbox that never runs one has no extra process).
+//! gets (the agent's environment and the env file's variables, the workdir as cwd, its
+//! own process group, piped stdout/stderr) and blocked reading its command from stdin.
+//! A command that asks for nothing else (shell form, no cwd, env, uid or gid) is handed
+//! to it; the next one is started in the background right after (and only after the
+//! first command: an idle sandbox that never runs one has no extra process). A shell
+//! started before the env file changed (a `set_env`, see `crate::envfile`) is not used.
 //!
 //! What the shell does with the command, and how it differs from `bash -c CMD`:
 //! - it reads `LEN\nCMD` (one short line read byte by byte, then `read -N` in one go),
@@ -57,6 +58,9 @@ pub struct WarmShell {
     /// Device and inode of its working directory when it started: a workdir replaced
     /// since then makes it unusable (`bash -c` would start in the new one).
     cwd: (u64, u64),
+    /// The env file's variables it was started with: a file changed since (a
+    /// `set_env`) makes it unusable too.
+    file_vars: crate::envfile::Vars,
 }
 
 /// A running command that a ready shell took over.
@@ -79,6 +83,7 @@ impl WarmShell {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        let file_vars = crate::envfile::apply(&mut command);
         // The commands it takes over run under the sandbox's full seccomp filter, as
         // every process the agent starts (`crate::confine`).
         crate::confine::apply(&mut command);
@@ -98,6 +103,7 @@ impl WarmShell {
             stdout,
             stderr,
             cwd: (cwd.dev(), cwd.ino()),
+            file_vars,
         })
     }
 
@@ -156,19 +162,24 @@ impl WarmShells {
     }
 
     /// Runs `command` in the ready shell (a default foreground command in `workdir`,
-    /// whose metadata is `cwd`), then starts the next shell in the background. `None`
-    /// when no shell is ready or the command cannot be handed over: the caller spawns
-    /// it the ordinary way (a shell is then started for the next command).
+    /// whose metadata is `cwd`, with the env file's `file_vars`), then starts the next
+    /// shell in the background. `None` when no shell is ready or the command cannot be
+    /// handed over: the caller spawns it the ordinary way (a shell is then started for
+    /// the next command).
     pub fn run(
         self: &Arc<Self>,
         command: &str,
         workdir: &Path,
         cwd: &std::fs::Metadata,
+        file_vars: &crate::envfile::Vars,
         widen: fn(std::os::fd::RawFd),
     ) -> Option<Handed> {
         let shell = self.lock().ready.take();
         let handed = shell.and_then(|shell| {
-            if command.len() > MAX_COMMAND || shell.cwd != (cwd.dev(), cwd.ino()) {
+            if command.len() > MAX_COMMAND
+                || shell.cwd != (cwd.dev(), cwd.ino())
+                || shell.file_vars != *file_vars
+            {
                 return None;
             }
             let text = match exec_prefix(command) {

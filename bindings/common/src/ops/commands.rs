@@ -185,6 +185,17 @@ pub async fn interrupt(s: &Session, a: ExecIdArgs) -> OpResult {
     Ok(Value::Null)
 }
 
+/// `commands.set_env` → null: appends `key=value` to the sandbox env file
+/// (`$EXECD_ENVS`) with a shell command, as the official SDKs do; later commands and
+/// new sessions see it. A bad key or a NUL in the value is `invalid_argument`.
+pub async fn set_env(s: &Session, a: SetEnvArgs) -> OpResult {
+    // Checked before the sandbox is resolved: a bad key needs no connection.
+    opensandbox_core::execd::set_env_command(&a.key, &a.value)?;
+    let sb = s.sandbox("commands.set_env", &a).await?;
+    sb.execd().set_env(&a.key, &a.value).await?;
+    Ok(Value::Null)
+}
+
 /// `commands.get_command_status` → CommandStatus.
 pub async fn get_command_status(s: &Session, a: ExecIdArgs) -> OpResult {
     let sb = s.sandbox("commands.get_command_status", &a).await?;

@@ -115,6 +115,7 @@ op_table! {
     "execution.cancel" => HandleArgs, commands::cancel, "null";
     "commands.interrupt" => ExecIdArgs, commands::interrupt, "null";
     "commands.get_command_status" => ExecIdArgs, commands::get_command_status, "CommandStatus";
+    "commands.set_env" => SetEnvArgs, commands::set_env, "null";
     "commands.get_background_command_logs" => LogsArgs, commands::get_background_command_logs, "CommandLogs";
     "commands.create_session" => CreateSessionArgs, commands::create_session, "SessionId";
     "commands.delete_session" => SessionIdArgs, commands::delete_session, "null";

@@ -136,6 +136,13 @@ namespace OpenSandbox.Internal
             return _core.OpAsync("commands.interrupt", Args.Of("id", executionId), cancellationToken);
         }
 
+        public Task SetEnvAsync(string key, string value, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            if (key == null) throw new InvalidArgumentException("key is required");
+            if (value == null) throw new InvalidArgumentException("value is required");
+            return _core.OpAsync("commands.set_env", Args.Of("key", key, "value", value), cancellationToken);
+        }
+
         public async Task<CommandStatus> GetCommandStatusAsync(string executionId, CancellationToken cancellationToken = default(CancellationToken))
         {
             Args.Require(executionId, "executionId");

@@ -25,6 +25,13 @@ namespace OpenSandbox.Services
 
         Task<CommandStatus> GetCommandStatusAsync(string executionId, CancellationToken cancellationToken = default(CancellationToken));
 
+        /// <summary>(1.1) Persists <paramref name="key"/>=<paramref name="value"/> for later commands and new sessions: appends it to the
+        /// sandbox env file (the file named by the sandbox's <c>EXECD_ENVS</c>) with a shell command. Keys must match
+        /// <c>[A-Za-z_][A-Za-z0-9_]*</c> and the value may not hold NUL (<see cref="OpenSandbox.Core.InvalidArgumentException"/>); a value with a single
+        /// quote uses the file's double-quoted form, in which <c>$NAME</c> may be expanded when the file is read. The last write of a
+        /// key wins. Throws <see cref="OpenSandbox.Core.SandboxException"/> if the sandbox fails to persist it.</summary>
+        Task SetEnvAsync(string key, string value, CancellationToken cancellationToken = default(CancellationToken));
+
         /// <summary>Output of a background command from <paramref name="cursor"/> on; the result's Cursor continues it.</summary>
         Task<CommandLogs> GetBackgroundCommandLogsAsync(string executionId, long? cursor = null, CancellationToken cancellationToken = default(CancellationToken));
 

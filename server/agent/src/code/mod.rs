@@ -307,6 +307,7 @@ impl Driver {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        crate::envfile::apply(&mut command);
         // SAFETY: runs in the forked child before exec and only calls fcntl/dup2,
         // which are async-signal-safe; it allocates nothing and takes no lock.
         unsafe {

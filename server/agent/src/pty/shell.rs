@@ -70,6 +70,7 @@ fn bash(cwd: &Path, command: Option<&str>) -> tokio::process::Command {
         cmd.arg("-c").arg(command);
     }
     cmd.current_dir(cwd);
+    crate::envfile::apply(&mut cmd);
     // Like every process the agent starts: the sandbox's full seccomp filter.
     crate::confine::apply(&mut cmd);
     cmd

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import shlex
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from opensandbox.exceptions import InvalidArgumentException
 from opensandbox.models.execd import RunCommandOpts
 from opensandbox.models.filesystem import EntryInfo, WriteEntry
-
-_ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 # Most bytes of one download chunk handed to Python.
 CHUNK = 1024 * 1024
@@ -42,20 +39,6 @@ def command_args(sandbox_id: str, command: Union[str, Sequence[str]], opts: Opti
         if opts.envs:
             args["envs"] = dict(opts.envs)
     return args
-
-
-def set_env_command(key: str, value: str) -> str:
-    """The shell command that appends KEY=VALUE to the sandbox env file."""
-    if not _ENV_KEY.match(key or ""):
-        raise InvalidArgumentException(f"invalid environment variable name: {key!r}")
-    if "\n" in value or "\0" in value:
-        raise InvalidArgumentException("environment variable value cannot contain newlines")
-    if "'" in value:
-        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-        line = f'{key}="{escaped}"'
-    else:
-        line = f"{key}={value}"
-    return f'f="${{EXECD_ENVS:-/etc/opensandbox/envs}}"; mkdir -p "$(dirname "$f")" && printf "%s\\n" {shlex.quote(line)} >> "$f"'
 
 
 def write_args(sandbox_id: str, entries: List[WriteEntry]) -> Tuple[Dict[str, Any], List[Any]]:

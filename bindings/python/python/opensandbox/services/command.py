@@ -8,7 +8,7 @@ from typing import Any, Optional, Sequence, Union
 from opensandbox import _bridge
 from opensandbox.models.execd import CommandLogs, CommandStatus, Execution, RunCommandOpts
 from opensandbox.models.execd import ExecutionHandlers
-from opensandbox.services._common import command_args, command_text, set_env_command
+from opensandbox.services._common import command_args, command_text
 
 
 class Commands:
@@ -32,12 +32,11 @@ class Commands:
         )
 
     async def set_env(self, key: str, value: str) -> None:
-        """Persists KEY=VALUE for later commands and sessions (the sandbox env file)."""
-        ex = await self.run(set_env_command(key, value))
-        if ex.error is not None:
-            from opensandbox.exceptions import SandboxApiException
-
-            raise SandboxApiException(f"set_env failed: {ex.error.value}")
+        """Persists KEY=VALUE for later commands and new sessions: appends it to the file
+        named by the sandbox's ``$EXECD_ENVS`` (the op ``commands.set_env``). A key not
+        matching ``[A-Za-z_][A-Za-z0-9_]*`` or a NUL in the value raises
+        ``InvalidArgumentException``; a failed append raises ``SandboxApiException``."""
+        await _bridge.acall(self._client, "commands.set_env", {"sandbox": self._id, "key": key, "value": value})
 
     async def interrupt(self, execution_id: str) -> None:
         """Interrupts a running command (SIGTERM, then SIGKILL)."""
