@@ -440,10 +440,7 @@ func (s *Sandbox) runEvents(ctx context.Context, op string, args map[string]any,
 	args["sandbox"] = sb
 	args["handlers"] = each != nil
 	s.scopeArgs(op, args)
-	var started struct {
-		Handle uint64 `json:"handle"`
-		ID     string `json:"id"`
-	}
+	var started runStarted
 	if err := opCall(ctx, op, args, &started); err != nil {
 		return nil, err
 	}

@@ -148,6 +148,11 @@ func decodeResult(b []byte, out any) error {
 			}
 			return nil
 		}
+	case *runStarted:
+		if r, ok := scanStarted(b); ok {
+			*o = r
+			return nil
+		}
 	case *[]FileInfo:
 		if l, ok := scanFileInfoList(b); ok {
 			*o = l
@@ -372,4 +377,231 @@ func scanFileInfoList(b []byte) ([]FileInfo, bool) {
 			return nil, false
 		}
 	}
+}
+
+// bool reads true or false.
+func (s *scanner) bool() (bool, bool) {
+	s.ws()
+	switch {
+	case len(s.b)-s.i >= 4 && string(s.b[s.i:s.i+4]) == "true":
+		s.i += 4
+		return true, true
+	case len(s.b)-s.i >= 5 && string(s.b[s.i:s.i+5]) == "false":
+		s.i += 5
+		return false, true
+	}
+	return false, false
+}
+
+// strPtr reads a string (as a new *string) or null (nil).
+func (s *scanner) strPtr() (*string, bool) {
+	if s.null() {
+		return nil, true
+	}
+	v, ok := s.str()
+	return &v, ok
+}
+
+// intPtr reads an integer (as a new *int) or null (nil).
+func (s *scanner) intPtr() (*int, bool) {
+	if s.null() {
+		return nil, true
+	}
+	v, ok := s.int()
+	n := int(v)
+	return &n, ok
+}
+
+// object reads the members of an object, calling member for each key (positioned
+// at its value); null is an object without members.
+func (s *scanner) object(member func(key []byte) bool) bool {
+	if s.null() {
+		return true
+	}
+	if !s.tok('{') {
+		return false
+	}
+	if s.tok('}') {
+		return true
+	}
+	for {
+		key, ok := s.raw()
+		if !ok || !s.tok(':') || !member(key) {
+			return false
+		}
+		if s.tok('}') {
+			return true
+		}
+		if !s.tok(',') {
+			return false
+		}
+	}
+}
+
+// array reads the elements of an array (null: none), calling elem for each.
+func (s *scanner) array(elem func() bool) bool {
+	if s.null() {
+		return true
+	}
+	if !s.tok('[') {
+		return false
+	}
+	if s.tok(']') {
+		return true
+	}
+	for {
+		if !elem() {
+			return false
+		}
+		if s.tok(']') {
+			return true
+		}
+		if !s.tok(',') {
+			return false
+		}
+	}
+}
+
+// strings reads an array of strings; null or [] give an empty (non-nil) or nil slice
+// as encoding/json does.
+func (s *scanner) strings() ([]string, bool) {
+	if s.null() {
+		return nil, true
+	}
+	out := []string{}
+	ok := s.array(func() bool {
+		v, ok := s.str()
+		out = append(out, v)
+		return ok
+	})
+	return out, ok
+}
+
+// ints reads an array of integers, as strings does.
+func (s *scanner) ints() ([]int64, bool) {
+	if s.null() {
+		return nil, true
+	}
+	out := []int64{}
+	ok := s.array(func() bool {
+		v, ok := s.int()
+		out = append(out, v)
+		return ok
+	})
+	return out, ok
+}
+
+// scanEvent reads a run item (init, execution_complete, end, ...) whose members are
+// the usual scalars and an Execution without results or error; anything else (raw
+// results, tracebacks, error payloads) is left to encoding/json.
+func scanEvent(b []byte) (wireEvent, bool) {
+	var ev wireEvent
+	s := scanner{b: b}
+	ok := s.object(func(key []byte) bool {
+		var ok bool
+		switch string(key) {
+		case "type":
+			ev.Type, ok = s.str()
+		case "id":
+			ev.ID, ok = s.str()
+		case "text":
+			ev.Text, ok = s.strPtr()
+		case "timestamp":
+			ev.Timestamp, ok = s.int()
+		case "name":
+			ev.Name, ok = s.str()
+		case "value":
+			ev.Value, ok = s.str()
+		case "execution_time_ms":
+			ev.TimeMs, ok = s.int()
+		case "count":
+			ev.Count, ok = s.intPtr()
+		case "ok":
+			ev.OK, ok = s.bool()
+		case "execution":
+			if s.null() {
+				return true
+			}
+			var ex wireExecution
+			ok = s.execution(&ex)
+			ev.Execution = &ex
+		}
+		return ok
+	})
+	return ev, ok && s.end()
+}
+
+// execution reads the Execution of an end item (bindings/common convert::execution).
+func (s *scanner) execution(ex *wireExecution) bool {
+	return s.object(func(key []byte) bool {
+		var ok bool
+		switch string(key) {
+		case "id":
+			ex.ID, ok = s.strPtr()
+		case "exit_code":
+			ex.ExitCode, ok = s.intPtr()
+		case "execution_count":
+			ex.ExecutionCount, ok = s.intPtr()
+		case "stdout":
+			ex.Stdout, ok = s.strings()
+		case "stderr":
+			ex.Stderr, ok = s.strings()
+		case "stdout_timestamps":
+			ex.StdoutTimes, ok = s.ints()
+		case "stderr_timestamps":
+			ex.StderrTimes, ok = s.ints()
+		case "results":
+			// Only an empty list: results carry raw maps.
+			if !s.null() {
+				ex.Results = []wireResult{}
+				ok = s.array(func() bool { return false })
+			} else {
+				ok = true
+			}
+		case "error":
+			ok = s.null()
+		case "complete":
+			if s.null() {
+				return true
+			}
+			c := &wireEvent{}
+			ok = s.object(func(key []byte) bool {
+				var ok bool
+				switch string(key) {
+				case "execution_time_ms":
+					c.TimeMs, ok = s.int()
+				case "timestamp":
+					c.Timestamp, ok = s.int()
+				}
+				return ok
+			})
+			ex.Complete = c
+		}
+		return ok
+	})
+}
+
+// runStarted is the result of a start op (commands.start, code.start, ...).
+type runStarted struct {
+	Handle uint64 `json:"handle"`
+	ID     string `json:"id"`
+}
+
+func scanStarted(b []byte) (runStarted, bool) {
+	var r runStarted
+	s := scanner{b: b}
+	ok := s.object(func(key []byte) bool {
+		var ok bool
+		switch string(key) {
+		case "handle":
+			var v int64
+			v, ok = s.int()
+			ok = ok && v >= 0
+			r.Handle = uint64(v)
+		case "id":
+			r.ID, ok = s.str()
+		}
+		return ok
+	})
+	return r, ok && s.end()
 }

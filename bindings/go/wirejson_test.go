@@ -156,3 +156,72 @@ func BenchmarkEncodeArgs(b *testing.B) {
 		}
 	})
 }
+
+func TestScanEventMatchesEncodingJSON(t *testing.T) {
+	items := []string{
+		`{"type":"end","ok":true,"execution":{"id":"6f1c","exit_code":0,"stdout":[],"stderr":[],"stdout_timestamps":[],"stderr_timestamps":[],"results":[],"error":null,"complete":{"execution_time_ms":3,"timestamp":1764784406123},"execution_count":null}}`,
+		`{"type":"end","ok":true,"execution":{"id":null,"exit_code":null,"stdout":["a","b c"],"stderr":["e"],"stdout_timestamps":[1,2],"stderr_timestamps":[-3],"results":[],"error":null,"complete":null,"execution_count":7}}`,
+		`{"type":"end","ok":true,"execution":null}`,
+		`{"type":"init","id":"abc","timestamp":17}`,
+		`{"type":"execution_complete","timestamp":17,"execution_time_ms":4}`,
+		`{"type":"execution_count","count":3,"timestamp":1}`,
+		`{"type":"stdout","text":null,"timestamp":1}`,
+		` { "type" : "stdout" , "text" : "x y" , "timestamp" : 1 } `,
+		// Fallbacks: error payloads, results, tracebacks, escapes, extra members.
+		`{"type":"end","ok":false,"error":{"kind":"cancelled","status":null,"code":null,"message":"m","request_id":null,"operation":"x"}}`,
+		`{"type":"end","ok":true,"execution":{"results":[{"text":"1","timestamp":1,"raw":{"text/plain":"1"}}]}}`,
+		`{"type":"error","name":"E","value":"v","traceback":["t"],"timestamp":1}`,
+		`{"type":"stdout","text":"a\"b","timestamp":1}`,
+		`{"type":"end","ok":true,"execution":{"id":"x","stdout_digest":"abc"}}`,
+		`{"type":"result","raw":{"text/plain":"1"},"timestamp":1}`,
+	}
+	for i, in := range items {
+		var want wireEvent
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		got, ok := scanEvent([]byte(in))
+		if i < 8 && !ok {
+			t.Fatalf("%s: not read by the fast path", in)
+		}
+		if i >= 8 && ok {
+			t.Fatalf("%s: read by the fast path", in)
+		}
+		if ok && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s:\n got %+v\nwant %+v", in, got, want)
+		}
+		// Through the batch decoder (fast path or not) the same event comes out.
+		var b itemBatch
+		buf := append([]byte{0, itemJSON}, make([]byte, 12)...)
+		buf[10] = byte(len(in))
+		if err := b.decode(append(buf, in...)); err != nil || len(b.Events) != 1 || !reflect.DeepEqual(b.Events[0], want) {
+			t.Fatalf("%s: batch gave %+v %v", in, b.Events, err)
+		}
+	}
+	var st runStarted
+	if err := decodeResult([]byte(`{"handle":12,"id":"6f1c"}`), &st); err != nil || st != (runStarted{12, "6f1c"}) {
+		t.Fatalf("started %+v %v", st, err)
+	}
+	if _, ok := scanStarted([]byte(`{"handle":-1,"id":"x"}`)); ok {
+		t.Fatal("a negative handle was read by the fast path")
+	}
+}
+
+func BenchmarkDecodeEndItem(b *testing.B) {
+	in := []byte(`{"type":"end","ok":true,"execution":{"id":"6f1c2a3e-1111-2222-3333-444455556666","exit_code":0,"stdout":[],"stderr":[],"stdout_timestamps":[],"stderr_timestamps":[],"results":[],"error":null,"complete":{"execution_time_ms":3,"timestamp":1764784406123},"execution_count":null}}`)
+	b.Run("fast", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, ok := scanEvent(in); !ok {
+				b.Fatal("not read")
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			var ev wireEvent
+			if err := json.Unmarshal(in, &ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
