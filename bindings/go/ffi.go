@@ -5,6 +5,7 @@ package opensandbox
 #cgo !opensandbox_release LDFLAGS: ${SRCDIR}/../../target/debug/libopensandbox_ffi.a -ldl -lm -lpthread
 #cgo opensandbox_release LDFLAGS: ${SRCDIR}/../../target/release/libopensandbox_ffi.a -ldl -lm -lpthread
 #include <stdlib.h>
+#include <string.h>
 #include "opensandbox.h"
 */
 import "C"
@@ -23,22 +24,25 @@ var nativeStamp string
 // NativeVersion returns the version of the linked native library.
 func NativeVersion() string { return C.GoString(C.osb_version()) }
 
-// takeJSON copies an owned JSON string from the library and frees it.
+// takeJSON decodes an owned JSON string from the library (read in place, without a
+// copy) into out (nil = ignore it) and frees it.
 func takeJSON(p unsafe.Pointer, out any) error {
 	if p == nil {
 		return nil
 	}
-	s := C.GoString((*C.char)(p))
-	C.osb_string_free((*C.char)(p))
+	defer C.osb_string_free((*C.char)(p))
 	if out == nil {
 		return nil
 	}
-	if err := json.Unmarshal([]byte(s), out); err != nil {
+	b := unsafe.Slice((*byte)(p), int(C.strlen((*C.char)(p))))
+	if err := decodeResult(b, out); err != nil {
 		return &Error{Kind: "internal", Message: "cannot decode a library result: " + err.Error()}
 	}
 	return nil
 }
 
+// marshalArgs encodes args as a C string in C memory (free with C.free), for a call
+// that keeps it beyond one cgo call.
 func marshalArgs(args any) (*C.char, error) {
 	if args == nil {
 		return nil, nil

@@ -84,7 +84,12 @@ func (b *itemBatch) decode(buf []byte) error {
 			}
 			b.Events = append(b.Events, wireEvent{Type: typ, Text: &text, Timestamp: ts})
 		case itemJSON:
-			var ev wireEvent
+			ev, ok := scanEvent(data)
+			if ok {
+				b.Events = append(b.Events, ev)
+				continue
+			}
+			ev = wireEvent{}
 			if err := json.Unmarshal(data, &ev); err != nil {
 				return &Error{Kind: "internal", Message: "cannot decode a run item: " + err.Error()}
 			}

@@ -64,15 +64,17 @@ func opCall(ctx context.Context, op string, args map[string]any, out any) error 
 	if err != nil {
 		return err
 	}
-	cargs, err := marshalArgs(args)
-	if err != nil {
-		return err
+	var cargs *C.char
+	if args != nil {
+		// Go memory handed to the library for the call only (it holds no Go pointers).
+		bp, err := encodeArgs(args)
+		if err != nil {
+			return err
+		}
+		defer putArgs(bp)
+		cargs = (*C.char)(unsafe.Pointer(&(*bp)[0]))
 	}
-	if cargs != nil {
-		defer C.free(unsafe.Pointer(cargs))
-	}
-	cop := C.CString(op)
-	defer C.free(unsafe.Pointer(cop))
+	cop := opName(op)
 	tok, release := withCancel(ctx)
 	defer release()
 	var e *C.OsbError
@@ -81,6 +83,21 @@ func opCall(ctx context.Context, op string, args map[string]any, out any) error 
 		return takeError(ctx, e)
 	}
 	return takeJSON(unsafe.Pointer(res), out)
+}
+
+// opNames holds the C strings of the op names (a fixed set), made once each.
+var opNames sync.Map
+
+func opName(op string) *C.char {
+	if p, ok := opNames.Load(op); ok {
+		return p.(*C.char)
+	}
+	c := C.CString(op)
+	p, loaded := opNames.LoadOrStore(op, c)
+	if loaded {
+		C.free(unsafe.Pointer(c))
+	}
+	return p.(*C.char)
 }
 
 // opTrace, when set (tests), sees every op and its arguments before they are sent.
@@ -423,10 +440,7 @@ func (s *Sandbox) runEvents(ctx context.Context, op string, args map[string]any,
 	args["sandbox"] = sb
 	args["handlers"] = each != nil
 	s.scopeArgs(op, args)
-	var started struct {
-		Handle uint64 `json:"handle"`
-		ID     string `json:"id"`
-	}
+	var started runStarted
 	if err := opCall(ctx, op, args, &started); err != nil {
 		return nil, err
 	}
