@@ -73,18 +73,32 @@ fn out_to_py(py: Python<'_>, out: Out) -> PyResult<Py<PyAny>> {
     match out {
         Out::Json(v) => convert::to_py(py, &v),
         Out::Bytes(b) => Ok(PyBytes::new(py, &b).into_any().unbind()),
-        Out::Parts(parts) => {
-            let len = parts.iter().map(Bytes::len).sum();
-            let b = PyBytes::new_with(py, len, |buf| {
-                let mut at = 0;
-                for p in &parts {
-                    buf[at..at + p.len()].copy_from_slice(p);
-                    at += p.len();
-                }
-                Ok(())
-            })?;
-            Ok(b.into_any().unbind())
+        Out::Parts(parts) => Ok(bytes_of_parts(py, &parts)?.unbind()),
+    }
+}
+
+/// One `bytes` holding `parts` in order, written once: `PyBytes::new_with` would zero
+/// the buffer first, a second pass over every downloaded byte (measured: a memset of
+/// each chunk plus its page faults, about a tenth of a download's client CPU).
+fn bytes_of_parts<'py>(py: Python<'py>, parts: &[Bytes]) -> PyResult<Bound<'py, PyAny>> {
+    let len: usize = parts.iter().map(Bytes::len).sum();
+    let size = pyo3::ffi::Py_ssize_t::try_from(len)
+        .map_err(|_| pyo3::exceptions::PyOverflowError::new_err("chunk too large"))?;
+    // SAFETY: `PyBytes_FromStringAndSize(NULL, n)` returns a new, unshared bytes object
+    // whose n bytes are uninitialised (documented, limited API); every byte is written
+    // below before the object is handed to Python, and the copies stay within `len`.
+    unsafe {
+        let obj = pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), size);
+        if obj.is_null() {
+            return Err(PyErr::fetch(py));
         }
+        let buf = pyo3::ffi::PyBytes_AsString(obj).cast::<u8>();
+        let mut at = 0usize;
+        for p in parts {
+            std::ptr::copy_nonoverlapping(p.as_ptr(), buf.add(at), p.len());
+            at += p.len();
+        }
+        Ok(Bound::from_owned_ptr(py, obj))
     }
 }
 
