@@ -137,6 +137,8 @@ func (c *Client) connectionConfig() ConnectionConfig {
 		AuthHeader: c.authHeader,
 		Headers:    c.headers,
 		Retry:      c.retry,
+		// The client's endpoint cache is the Go-side one (NewLifecycleClientWithCache).
+		EndpointCacheDisabled: true,
 	}
 	if c.timeout != nil {
 		cfg.RequestTimeout = *c.timeout

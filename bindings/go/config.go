@@ -26,23 +26,35 @@ type ConnectionConfig struct {
 	RequestTimeout time.Duration
 	// Headers are added to every request.
 	Headers map[string]string
-	// HTTPClient is not supported (the native core owns the HTTP stack); setting it
-	// has no effect.
+	// HTTPClient is checked as WithHTTPClient checks it: its Timeout is taken (when
+	// RequestTimeout is unset); a client the core cannot reproduce (custom
+	// RoundTripper, cookie jar, redirect policy, own TLS roots or proxy function)
+	// makes CreateSandbox/ConnectSandbox/ResumeSandbox and the manager fail with an
+	// *InvalidArgumentError.
 	HTTPClient *http.Client
 	// AuthHeader overrides the lifecycle auth header name (default
 	// "OPEN-SANDBOX-API-KEY").
 	AuthHeader string
 	// Retry enables retries of transient failures; nil means no retries.
 	Retry *RetryConfig
-	// Transport is not supported (the native core owns the connection pool);
-	// setting it has no effect.
+	// Transport tunes the connection pool. DialTimeout is the core's connect
+	// timeout; the other fields must be zero or their DefaultTransportConfig value
+	// (the core's own pool then applies): any other value fails with an
+	// *InvalidArgumentError, as it cannot be honoured.
 	Transport *TransportConfig
-	// EndpointHostRewrite is not supported yet; setting it has no effect.
+	// EndpointHostRewrite maps hosts in endpoint URLs returned by the server to
+	// replacements (official semantics: every occurrence of a key in the URL is
+	// replaced). SandboxManager.GetEndpoint returns rewritten endpoints. A Sandbox
+	// reaches execd/egress inside the core at the address the server returned, so
+	// opening one (CreateSandbox, ConnectSandbox, ResumeSandbox) with a non-empty
+	// rewrite fails with an *InvalidArgumentError instead of ignoring it; use
+	// UseServerProxy instead.
 	EndpointHostRewrite map[string]string
-	// EndpointCacheTTL, EndpointCacheSize and EndpointCacheDisabled configure the
-	// official SDK's endpoint cache. A Sandbox of this package resolves its execd
-	// and egress endpoints once per handle in the core, so they have no effect
-	// there; LifecycleClient.GetEndpoint caches through NewLifecycleClientWithCache.
+	// EndpointCacheTTL and EndpointCacheSize bound the core's endpoint cache
+	// (zero: the official defaults, 600 s and 1024 entries; negative: an
+	// *InvalidArgumentError); EndpointCacheDisabled turns it off. Resolved
+	// endpoints of a sandbox are reused until the TTL ends; killing, pausing or
+	// resuming a sandbox drops its entries.
 	EndpointCacheTTL      time.Duration
 	EndpointCacheSize     int
 	EndpointCacheDisabled bool
@@ -77,8 +89,9 @@ func DefaultRetryConfig() RetryConfig {
 	}
 }
 
-// TransportConfig tunes HTTP connection pooling (accepted for compatibility; the
-// native core keeps its own pool, so these settings do not reach it).
+// TransportConfig tunes HTTP connection pooling. Through ConnectionConfig.Transport,
+// DialTimeout is the core's connect timeout and the other fields must be zero or
+// their DefaultTransportConfig value (see ConnectionConfig.Transport).
 type TransportConfig struct {
 	MaxIdleConns                  int
 	MaxIdleConnsPerHost           int
@@ -181,6 +194,24 @@ func (c *ConnectionConfig) GetRequestTimeout() time.Duration {
 	return DefaultRequestTimeout
 }
 
+// requestTimeout is GetRequestTimeout, with HTTPClient.Timeout used when
+// RequestTimeout is unset.
+func (c *ConnectionConfig) requestTimeout() time.Duration {
+	if c.RequestTimeout <= 0 && c.HTTPClient != nil && c.HTTPClient.Timeout > 0 {
+		return c.HTTPClient.Timeout
+	}
+	return c.GetRequestTimeout()
+}
+
+// rewriteEndpoint returns ep with EndpointHostRewrite applied to its Endpoint.
+func (c *ConnectionConfig) rewriteEndpoint(ep *Endpoint) *Endpoint {
+	if ep == nil || len(c.EndpointHostRewrite) == 0 {
+		return ep
+	}
+	ep.Endpoint = c.RewriteEndpointURL(ep.Endpoint)
+	return ep
+}
+
 // RewriteEndpointURL applies EndpointHostRewrite to an endpoint URL.
 func (c *ConnectionConfig) RewriteEndpointURL(endpointURL string) string {
 	for from, to := range c.EndpointHostRewrite {
@@ -189,13 +220,73 @@ func (c *ConnectionConfig) RewriteEndpointURL(endpointURL string) string {
 	return endpointURL
 }
 
+// validate reports the options of c the core cannot honour, as an
+// *InvalidArgumentError (nil when every option set takes effect).
+func (c *ConnectionConfig) validate() error {
+	if c.EndpointCacheTTL < 0 {
+		return &InvalidArgumentError{Field: "EndpointCacheTTL", Message: "must not be negative"}
+	}
+	if c.EndpointCacheSize < 0 {
+		return &InvalidArgumentError{Field: "EndpointCacheSize", Message: "must not be negative"}
+	}
+	if c.HTTPClient != nil {
+		if err := checkHTTPClient(c.HTTPClient); err != nil {
+			if ia, ok := err.(*InvalidArgumentError); ok {
+				ia.Field = "HTTPClient"
+			}
+			return err
+		}
+	}
+	if t := c.Transport; t != nil {
+		if t.DialTimeout < 0 {
+			return &InvalidArgumentError{Field: "Transport.DialTimeout", Message: "must not be negative"}
+		}
+		d := DefaultTransportConfig()
+		for _, f := range []struct {
+			name       string
+			got, deflt int64
+		}{
+			{"MaxIdleConns", int64(t.MaxIdleConns), int64(d.MaxIdleConns)},
+			{"MaxIdleConnsPerHost", int64(t.MaxIdleConnsPerHost), int64(d.MaxIdleConnsPerHost)},
+			{"MaxConnsPerHost", int64(t.MaxConnsPerHost), int64(d.MaxConnsPerHost)},
+			{"IdleConnTimeout", int64(t.IdleConnTimeout), int64(d.IdleConnTimeout)},
+			{"TLSHandshakeTimeout", int64(t.TLSHandshakeTimeout), int64(d.TLSHandshakeTimeout)},
+			{"KeepAlive", int64(t.KeepAlive), int64(d.KeepAlive)},
+		} {
+			if f.got != 0 && f.got != f.deflt {
+				return &InvalidArgumentError{Field: "Transport." + f.name, Message: "cannot be honoured: " +
+					"the native core keeps its own connection pool (only DialTimeout and the " +
+					"DefaultTransportConfig values are accepted)"}
+			}
+		}
+		if t.AllowWeakServerCertKeyLengths {
+			return &InvalidArgumentError{Field: "Transport.AllowWeakServerCertKeyLengths", Message: "cannot be honoured: " +
+				"the native core verifies server certificates itself"}
+		}
+	}
+	return nil
+}
+
+// validateForSandbox is validate plus the options a Sandbox handle cannot honour.
+func (c *ConnectionConfig) validateForSandbox() error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	if len(c.EndpointHostRewrite) > 0 {
+		return &InvalidArgumentError{Field: "EndpointHostRewrite", Message: "cannot be honoured for a Sandbox: " +
+			"the native core reaches execd and egress at the address the server returns; " +
+			"use UseServerProxy, or SandboxManager.GetEndpoint (which rewrites) with NewExecdClient"}
+	}
+	return nil
+}
+
 // sessionConnection is c as the op layer's `connection` overrides
 // (bindings/common/README.md §2; keys as `config.new`).
 func (c *ConnectionConfig) sessionConnection() map[string]any {
 	o := map[string]any{
 		"domain":            c.GetDomain(),
 		"protocol":          c.GetProtocol(),
-		"request_timeout_s": c.GetRequestTimeout().Seconds(),
+		"request_timeout_s": c.requestTimeout().Seconds(),
 		"use_server_proxy":  c.UseServerProxy,
 		"user_agent":        "OpenSandbox-Go-SDK/" + Version,
 	}
@@ -217,6 +308,23 @@ func (c *ConnectionConfig) sessionConnection() map[string]any {
 	}
 	if len(headers) > 0 {
 		o["headers"] = headers
+	}
+	if c.EndpointCacheDisabled {
+		o["endpoint_cache_ttl_s"] = 0.0
+		o["endpoint_cache_size"] = 0
+	} else {
+		ttl, size := c.EndpointCacheTTL, c.EndpointCacheSize
+		if ttl <= 0 {
+			ttl = DefaultEndpointCacheTTL
+		}
+		if size <= 0 {
+			size = DefaultEndpointCacheSize
+		}
+		o["endpoint_cache_ttl_s"] = ttl.Seconds()
+		o["endpoint_cache_size"] = size
+	}
+	if c.Transport != nil && c.Transport.DialTimeout > 0 {
+		o["connect_timeout_s"] = c.Transport.DialTimeout.Seconds()
 	}
 	if c.Retry == nil {
 		// The official SDK retries nothing unless asked: null = no retries.

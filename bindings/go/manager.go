@@ -12,12 +12,17 @@ type SandboxManager struct {
 	mu      sync.RWMutex
 	handle  uint64 // the op-layer session's manager handle; 0 once closed
 	initErr error
+	rewrite ConnectionConfig // EndpointHostRewrite only
 }
 
 // NewSandboxManager creates a SandboxManager from config. A configuration error is
 // reported by each call.
 func NewSandboxManager(config ConnectionConfig) *SandboxManager {
-	m := &SandboxManager{}
+	m := &SandboxManager{rewrite: ConnectionConfig{EndpointHostRewrite: config.EndpointHostRewrite}}
+	if err := config.validate(); err != nil {
+		m.initErr = err
+		return m
+	}
 	var opened struct {
 		Handle uint64 `json:"handle"`
 	}
@@ -127,7 +132,7 @@ func (m *SandboxManager) GetEndpoint(ctx context.Context, sandboxID string, port
 	if err := m.call(ctx, "get_endpoint", map[string]any{"sandbox_id": sandboxID, "port": port}, &out); err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return m.rewrite.rewriteEndpoint(&out), nil
 }
 
 // CreateSnapshot creates a snapshot of a sandbox.

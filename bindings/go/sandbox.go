@@ -209,6 +209,9 @@ func createArgs(config ConnectionConfig, opts SandboxCreateOptions, skipHealth b
 
 // openSandbox runs sandbox.create / connect / resume and wraps the handle it returns.
 func openSandbox(ctx context.Context, config ConnectionConfig, op string, args map[string]any) (*Sandbox, error) {
+	if err := config.validateForSandbox(); err != nil {
+		return nil, err
+	}
 	var opened struct {
 		ID     string        `json:"id"`
 		Handle uint64        `json:"handle"`

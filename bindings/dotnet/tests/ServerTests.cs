@@ -409,6 +409,30 @@ namespace OpenSandbox.Tests.Server
         }
 
         [Test]
+        public async Task CachedEndpointsStillWorkAfterPauseAndResume()
+        {
+            ServerFixture.Require();
+            var cfg = new ConnectionConfig(new ConnectionConfigOptions { EndpointCacheTtlSeconds = 600, EndpointCacheSize = 16 });
+            var sb = await Sandbox.CreateAsync(new SandboxCreateOptions { ConnectionConfig = cfg, Image = "python:3.12", Metadata = new Dictionary<string, string> { { "suite", "dotnet" } } });
+            Sandbox resumed = null;
+            try
+            {
+                Assert.IsNotNull((await sb.GetEndpointAsync(44772)).EndpointAddress);
+                Assert.AreEqual(0, (await sb.Commands.RunAsync("echo before")).ExitCode);
+                await sb.PauseAsync();
+                resumed = await sb.ResumeAsync();
+                var e = await resumed.Commands.RunAsync("echo after");
+                Assert.AreEqual("after", e.Logs.Stdout.Single().Text);
+            }
+            finally
+            {
+                await sb.KillAsync();
+                sb.Dispose();
+                if (resumed != null) resumed.Dispose();
+            }
+        }
+
+        [Test]
         public async Task WrongApiKeyIsUnauthorized()
         {
             ServerFixture.Require();

@@ -122,6 +122,27 @@ namespace OpenSandbox.Tests
         }
 
         [Test]
+        public async Task EndpointCacheOptionsReachTheCore()
+        {
+            var d = new ConnectionConfig(new ConnectionConfigOptions { Domain = "h:1" }).ToSessionConnection();
+            Assert.AreEqual(600L, d["endpoint_cache_ttl_s"]);
+            Assert.AreEqual(1024L, d["endpoint_cache_size"]);
+            var set = new ConnectionConfig(new ConnectionConfigOptions { Domain = "h:1", EndpointCacheTtlSeconds = 5, EndpointCacheSize = 7 });
+            Assert.AreEqual(5L, set.ToSessionConnection()["endpoint_cache_ttl_s"]);
+            Assert.AreEqual(7L, set.ToSessionConnection()["endpoint_cache_size"]);
+            var off = new ConnectionConfig(new ConnectionConfigOptions { Domain = "h:1", EndpointCacheTtlSeconds = 5, EndpointCacheDisabled = true }).ToSessionConnection();
+            Assert.AreEqual(0L, off["endpoint_cache_ttl_s"]);
+            Assert.AreEqual(0L, off["endpoint_cache_size"]);
+            Assert.IsTrue(new ConnectionConfig(new ConnectionConfigOptions { DisableMetrics = false }).DisableMetrics);
+            // The op layer takes them (it refuses unknown keys).
+            var args = new Dictionary<string, object> { { "connection", set.ToSessionConnection() } };
+            var info = Json.Parse(await Bridge.SessionCall("config.info", Json.Write(args), CancellationToken.None));
+            Assert.AreEqual("h:1", Json.Str(info, "domain"));
+            Assert.Throws<InvalidArgumentException>(() => new ConnectionConfig(new ConnectionConfigOptions { EndpointCacheTtlSeconds = -1 }));
+            Assert.Throws<InvalidArgumentException>(() => new ConnectionConfig(new ConnectionConfigOptions { EndpointCacheSize = -1 }));
+        }
+
+        [Test]
         public async Task NativeConfigResolvesTheSameSettings()
         {
             var c = new ConnectionConfig(new ConnectionConfigOptions { Domain = "example.test:81", ApiKey = "k", RequestTimeoutSeconds = 7 });

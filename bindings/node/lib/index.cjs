@@ -53,7 +53,19 @@ class ConnectionConfig {
     this.apiKey = opts.apiKey ?? readEnv('OPEN_SANDBOX_API_KEY');
     this.requestTimeoutSeconds =
       typeof opts.requestTimeoutSeconds === 'number' ? opts.requestTimeoutSeconds : DEFAULT_REQUEST_TIMEOUT_SECONDS;
-    this.debug = !!opts.debug;
+    // Options the core cannot honour fail here rather than being ignored.
+    if (opts.debug) {
+      throw new InvalidArgumentException({
+        message: 'debug (request logging) is not supported: requests are made by the native core, which logs none',
+      });
+    }
+    if (opts.enableTracing) {
+      throw new InvalidArgumentException({
+        message: 'enableTracing (OpenTelemetry spans of pool warmup) is not supported by this package',
+      });
+    }
+    this.debug = false;
+    this.enableTracing = false;
     this.userAgent = `OpenSandbox-JS-SDK/${VERSION} (opensandbox-node)`;
     this.useServerProxy = !!opts.useServerProxy;
     this.endpointCacheTtlMs = opts.endpointCacheTtlMs ?? 600_000;
@@ -101,6 +113,15 @@ class ConnectionConfig {
     this._nativeConfig = null;
   }
 
+  /**
+   * @internal the endpoint cache as the core's connection keys (the core rejects a
+   * negative or non-integer size and a negative TTL with an InvalidArgumentException).
+   */
+  _endpointCacheArgs() {
+    if (this.endpointCacheDisabled) return { endpoint_cache_ttl_s: 0, endpoint_cache_size: 0 };
+    return { endpoint_cache_ttl_s: this.endpointCacheTtlMs / 1000, endpoint_cache_size: this.endpointCacheSize };
+  }
+
   /** @internal the native session (one connection pool per ConnectionConfig). */
   _native() {
     if (!this._nativeConfig) {
@@ -113,6 +134,7 @@ class ConnectionConfig {
           request_timeout_s: this.requestTimeoutSeconds,
           use_server_proxy: this.useServerProxy,
           user_agent: this.userAgent,
+          ...this._endpointCacheArgs(),
         });
       } catch (e) {
         throw fromNative(e);

@@ -121,12 +121,18 @@ export interface ConnectionConfigOptions {
   apiKey?: string;
   headers?: Record<string, string>;
   requestTimeoutSeconds?: number;
+  /** Request logging: not supported (the native core makes the requests); `true` throws `InvalidArgumentException`. */
   debug?: boolean;
   useServerProxy?: boolean;
+  /** How long a resolved endpoint is reused (the core's endpoint cache); default 600000. */
   endpointCacheTtlMs?: number;
+  /** Maximum number of cached endpoints; default 1024; 0 turns the cache off. */
   endpointCacheSize?: number;
   endpointCacheDisabled?: boolean;
+  /** This package sends no telemetry: always as if set. */
   disableMetrics?: boolean;
+  /** OpenTelemetry spans of pool warmup: not supported; `true` throws `InvalidArgumentException`. */
+  enableTracing?: boolean;
 }
 
 export declare class ConnectionConfig {
@@ -142,6 +148,7 @@ export declare class ConnectionConfig {
   readonly endpointCacheSize: number;
   readonly endpointCacheDisabled: boolean;
   readonly disableMetrics: boolean;
+  readonly enableTracing: boolean;
   constructor(opts?: ConnectionConfigOptions);
   /** Node's fetch bounded by `requestTimeoutSeconds` (the SDK's own calls go through the native core). */
   get fetch(): typeof fetch;

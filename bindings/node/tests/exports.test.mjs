@@ -97,6 +97,24 @@ test('ConnectionConfig: an invalid timeout is an InvalidArgumentException from t
   assert.throws(() => c._native(), (e) => e instanceof cjs.InvalidArgumentException && e.kind === 'invalid_argument');
 });
 
+test('ConnectionConfig: endpoint cache options reach the core; unsupported ones throw', () => {
+  const d = new cjs.ConnectionConfig({ domain: 'h:1' });
+  assert.deepEqual(d._endpointCacheArgs(), { endpoint_cache_ttl_s: 600, endpoint_cache_size: 1024 });
+  const set = new cjs.ConnectionConfig({ domain: 'h:1', endpointCacheTtlMs: 5000, endpointCacheSize: 7 });
+  assert.deepEqual(set._endpointCacheArgs(), { endpoint_cache_ttl_s: 5, endpoint_cache_size: 7 });
+  assert.ok(set._native()); // the op layer takes the keys
+  const off = new cjs.ConnectionConfig({ domain: 'h:1', endpointCacheTtlMs: 5000, endpointCacheDisabled: true });
+  assert.deepEqual(off._endpointCacheArgs(), { endpoint_cache_ttl_s: 0, endpoint_cache_size: 0 });
+  assert.ok(off._native());
+  const isInvalid = (e) => e instanceof cjs.InvalidArgumentException && e.kind === 'invalid_argument';
+  for (const bad of [{ endpointCacheTtlMs: -1 }, { endpointCacheSize: -1 }, { endpointCacheSize: 1.5 }]) {
+    assert.throws(() => new cjs.ConnectionConfig({ domain: 'h:1', ...bad })._native(), isInvalid, JSON.stringify(bad));
+  }
+  assert.throws(() => new cjs.ConnectionConfig({ debug: true }), cjs.InvalidArgumentException);
+  assert.throws(() => new cjs.ConnectionConfig({ enableTracing: true }), cjs.InvalidArgumentException);
+  assert.equal(new cjs.ConnectionConfig({ debug: false, enableTracing: false }).debug, false);
+});
+
 test('native errors decode into the official classes with every field', () => {
   const enc = (p) => new Error(`\u0001OSB${JSON.stringify(p)}`);
   const api = errors.fromNative(

@@ -380,3 +380,20 @@ test('origin: a template-backed sandbox, also to a new handle (OPEN-SANDBOX-ORIG
     await manager.deleteTemplate(tpl.templateId);
   }
 });
+
+test('endpoint cache: a cached endpoint still works after pause and resume', { skip }, async () => {
+  const connectionConfig = new ConnectionConfig({ endpointCacheTtlMs: 600_000, endpointCacheSize: 16 });
+  const sb = await Sandbox.create({ connectionConfig, image: 'python:3.11', metadata: { suite: 'node' } });
+  try {
+    const before = await sb.getEndpoint(44772);
+    assert.ok(before.endpoint);
+    assert.equal((await sb.commands.run('echo before')).exitCode, 0);
+    await sb.pause();
+    const resumed = await sb.resume();
+    const ex = await resumed.commands.run('echo after');
+    assert.deepEqual(ex.logs.stdout.map((m) => m.text), ['after']);
+    assert.ok((await resumed.getEndpoint(44772)).endpoint);
+  } finally {
+    await sb.kill();
+  }
+});

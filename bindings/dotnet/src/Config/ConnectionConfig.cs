@@ -32,6 +32,18 @@ namespace OpenSandbox.Config
 
         /// <summary>Ask the server for proxied endpoints.</summary>
         public bool? UseServerProxy { get; set; }
+
+        /// <summary>How long a resolved sandbox endpoint is reused, in seconds (the core's endpoint cache). Default 600; 0 turns the cache off; negative is an <see cref="InvalidArgumentException"/>.</summary>
+        public int? EndpointCacheTtlSeconds { get; set; }
+
+        /// <summary>Maximum number of cached endpoints (least recently used out first). Default 1024; 0 turns the cache off; negative is an <see cref="InvalidArgumentException"/>.</summary>
+        public int? EndpointCacheSize { get; set; }
+
+        /// <summary>Turn the endpoint cache off.</summary>
+        public bool? EndpointCacheDisabled { get; set; }
+
+        /// <summary>Turn off the official SDK's lifecycle latency reports. This package sends no such reports, so it is always as if set.</summary>
+        public bool? DisableMetrics { get; set; }
     }
 
     /// <summary>Connection settings shared by sandboxes and managers. Immutable once built.</summary>
@@ -68,7 +80,21 @@ namespace OpenSandbox.Config
             if (timeout <= 0) throw new InvalidArgumentException("RequestTimeoutSeconds must be positive");
             RequestTimeoutSeconds = timeout;
             UseServerProxy = options.UseServerProxy ?? false;
+            var ttl = options.EndpointCacheTtlSeconds ?? DefaultEndpointCacheTtlSeconds;
+            if (ttl < 0) throw new InvalidArgumentException("EndpointCacheTtlSeconds must not be negative");
+            var size = options.EndpointCacheSize ?? DefaultEndpointCacheSize;
+            if (size < 0) throw new InvalidArgumentException("EndpointCacheSize must not be negative");
+            EndpointCacheTtlSeconds = ttl;
+            EndpointCacheSize = size;
+            EndpointCacheDisabled = options.EndpointCacheDisabled ?? false;
+            DisableMetrics = true;
         }
+
+        /// <summary>The official SDK's endpoint cache TTL (seconds).</summary>
+        public const int DefaultEndpointCacheTtlSeconds = 600;
+
+        /// <summary>The official SDK's endpoint cache size.</summary>
+        public const int DefaultEndpointCacheSize = 1024;
 
         public string Domain { get; private set; }
         public ConnectionProtocol Protocol { get; private set; }
@@ -76,6 +102,12 @@ namespace OpenSandbox.Config
         public IReadOnlyDictionary<string, string> Headers { get; private set; }
         public int RequestTimeoutSeconds { get; private set; }
         public bool UseServerProxy { get; private set; }
+        public int EndpointCacheTtlSeconds { get; private set; }
+        public int EndpointCacheSize { get; private set; }
+        public bool EndpointCacheDisabled { get; private set; }
+
+        /// <summary>Always true: this package sends no lifecycle latency reports.</summary>
+        public bool DisableMetrics { get; private set; }
 
         /// <summary>The lifecycle API base URL, e.g. <c>http://localhost:8080/v1</c>.</summary>
         public string GetBaseUrl()
@@ -99,6 +131,9 @@ namespace OpenSandbox.Config
             o["headers"] = h;
             o["use_server_proxy"] = UseServerProxy;
             o["user_agent"] = Constants.UserAgent;
+            var cacheOff = EndpointCacheDisabled || EndpointCacheTtlSeconds == 0 || EndpointCacheSize == 0;
+            o["endpoint_cache_ttl_s"] = cacheOff ? 0L : (long)EndpointCacheTtlSeconds;
+            o["endpoint_cache_size"] = cacheOff ? 0L : (long)EndpointCacheSize;
             return o;
         }
     }
