@@ -6,7 +6,9 @@ import os
 from datetime import timedelta
 from typing import Any, Dict, List, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator
+
+from opensandbox.models._base import LazyModel
 
 from opensandbox.transport.retry import RetryPolicy
 
@@ -14,7 +16,7 @@ DEFAULT_DOMAIN = "localhost:8080"
 USER_AGENT = "OpenSandbox-Python-SDK/1.1.1"
 
 
-class ConnectionConfig(BaseModel):
+class ConnectionConfig(LazyModel):
     """Connection settings shared by ``Sandbox`` and ``SandboxManager``.
 
     ``api_key`` falls back to ``OPEN_SANDBOX_API_KEY``, ``domain`` to

@@ -5,10 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import List, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from opensandbox.models._base import LazyModel
 
 
-class DiagnosticContent(BaseModel):
+class DiagnosticContent(LazyModel):
     """Logs or events of a sandbox, inline or behind a URL."""
 
     sandbox_id: str = Field(alias="sandboxId")

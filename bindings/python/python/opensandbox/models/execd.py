@@ -5,10 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, Awaitable, Callable, Dict, List, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
+
+from opensandbox.models._base import LazyModel
 
 
-class OutputMessage(BaseModel):
+class OutputMessage(LazyModel):
     """One stdout/stderr message (a command line arrives without its newline)."""
 
     text: str
@@ -16,7 +18,7 @@ class OutputMessage(BaseModel):
     is_error: bool = False
 
 
-class ExecutionResult(BaseModel):
+class ExecutionResult(LazyModel):
     """A code result (``text/plain`` in ``text``; other MIME types in ``extra_properties``)."""
 
     text: Optional[str] = None
@@ -26,7 +28,7 @@ class ExecutionResult(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-class ExecutionError(BaseModel):
+class ExecutionError(LazyModel):
     """The error that ended an execution."""
 
     name: str
@@ -35,7 +37,7 @@ class ExecutionError(BaseModel):
     traceback: List[str] = Field(default_factory=list)
 
 
-class ExecutionLogs(BaseModel):
+class ExecutionLogs(LazyModel):
     """stdout and stderr messages in arrival order."""
 
     stdout: List[OutputMessage] = Field(default_factory=list)
@@ -63,21 +65,21 @@ def _format_output_messages(messages: List[OutputMessage]) -> str:
     return "".join(out).replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
 
 
-class ExecutionComplete(BaseModel):
+class ExecutionComplete(LazyModel):
     """Successful end of an execution."""
 
     timestamp: int
     execution_time_in_millis: int = 0
 
 
-class ExecutionInit(BaseModel):
+class ExecutionInit(LazyModel):
     """First event of an execution: its id."""
 
     id: str
     timestamp: int
 
 
-class Execution(BaseModel):
+class Execution(LazyModel):
     """Everything one execution produced."""
 
     id: Optional[str] = None
@@ -123,7 +125,7 @@ class Execution(BaseModel):
 AsyncOutputHandler = Callable[[Any], Awaitable[None]]
 
 
-class ExecutionHandlers(BaseModel):
+class ExecutionHandlers(LazyModel):
     """Async callbacks, awaited in event order as the events arrive.
 
     Plain (non-async) callables are accepted too and simply called.
@@ -143,7 +145,7 @@ class ExecutionHandlers(BaseModel):
     model_config = ConfigDict(populate_by_name=True, arbitrary_types_allowed=True)
 
 
-class RunCommandOpts(BaseModel):
+class RunCommandOpts(LazyModel):
     """Options of ``commands.run``."""
 
     background: bool = False
@@ -163,7 +165,7 @@ class RunCommandOpts(BaseModel):
         return self
 
 
-class CommandStatus(BaseModel):
+class CommandStatus(LazyModel):
     """Status of a (background) command."""
 
     id: Optional[str] = None
@@ -175,7 +177,7 @@ class CommandStatus(BaseModel):
     finished_at: Optional[Any] = None
 
 
-class CommandLogs(BaseModel):
+class CommandLogs(LazyModel):
     """Output of a background command since a cursor."""
 
     content: str

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from opensandbox.models._base import LazyModel
 
 SyncOutputHandler = Callable[[Any], None]
 
 
-class ExecutionHandlersSync(BaseModel):
+class ExecutionHandlersSync(LazyModel):
     """Callbacks called in event order, on the calling thread, as events arrive."""
 
     on_stdout: Optional[Callable[..., Any]] = None

@@ -6,7 +6,9 @@ from datetime import datetime
 from io import IOBase
 from typing import Any, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
+
+from opensandbox.models._base import LazyModel
 
 
 def _not_empty(v: str, what: str) -> str:
@@ -15,7 +17,7 @@ def _not_empty(v: str, what: str) -> str:
     return v
 
 
-class EntryInfo(BaseModel):
+class EntryInfo(LazyModel):
     """A file or directory (``mode`` as octal digits in a decimal int, e.g. 644)."""
 
     path: str
@@ -30,7 +32,7 @@ class EntryInfo(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-class WriteEntry(BaseModel):
+class WriteEntry(LazyModel):
     """One file to write: ``data`` is str, bytes or a readable file object (streamed)."""
 
     path: str
@@ -55,7 +57,7 @@ class WriteEntry(BaseModel):
         return v
 
 
-class DirectoryListEntry(BaseModel):
+class DirectoryListEntry(LazyModel):
     """A directory to list, ``depth`` levels deep."""
 
     path: str
@@ -67,7 +69,7 @@ class DirectoryListEntry(BaseModel):
         return _not_empty(v, "path")
 
 
-class MoveEntry(BaseModel):
+class MoveEntry(LazyModel):
     """A move / rename: ``MoveEntry(source=..., destination=...)`` as the official, or
     by field name (``src=``, ``dest=``)."""
 
@@ -77,7 +79,7 @@ class MoveEntry(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-class SetPermissionEntry(BaseModel):
+class SetPermissionEntry(LazyModel):
     """Owner, group and mode of a path."""
 
     path: str
@@ -86,7 +88,7 @@ class SetPermissionEntry(BaseModel):
     mode: int = 755
 
 
-class ContentReplaceEntry(BaseModel):
+class ContentReplaceEntry(LazyModel):
     """Replace ``old_content`` by ``new_content`` in a file."""
 
     path: str
@@ -94,14 +96,14 @@ class ContentReplaceEntry(BaseModel):
     new_content: str
 
 
-class ContentReplaceResult(BaseModel):
+class ContentReplaceResult(LazyModel):
     """How many occurrences were replaced in one file."""
 
     path: str
     replaced_count: int
 
 
-class SearchEntry(BaseModel):
+class SearchEntry(LazyModel):
     """A glob search under ``path``."""
 
     path: str

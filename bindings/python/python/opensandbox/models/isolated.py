@@ -6,12 +6,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Dict, List, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from opensandbox.models._base import LazyModel
 
 _CONFIG = ConfigDict(populate_by_name=True)
 
 
-class IsolatedWorkspaceSpec(BaseModel):
+class IsolatedWorkspaceSpec(LazyModel):
     """The legacy single workspace: a sandbox directory and how the session sees it."""
 
     model_config = _CONFIG
@@ -20,7 +22,7 @@ class IsolatedWorkspaceSpec(BaseModel):
     mode: Optional[str] = Field(default=None, description="'rw', 'overlay' or 'ro'; None = server default (overlay)")
 
 
-class IsolatedOverlaySpec(BaseModel):
+class IsolatedOverlaySpec(LazyModel):
     """One mount of the session: ``overlay`` (copy-on-write; ``persist`` picks a disk
     or a tmpfs upper layer), ``rw`` or ``ro`` (a direct bind; leave ``persist`` unset)."""
 
@@ -31,7 +33,7 @@ class IsolatedOverlaySpec(BaseModel):
     persist: Optional[bool] = Field(default=None, description="Overlay mode only; None = server default (True)")
 
 
-class EnvPassthroughSpec(BaseModel):
+class EnvPassthroughSpec(LazyModel):
     """Which of the sandbox's environment variables reach the session."""
 
     model_config = _CONFIG
@@ -40,7 +42,7 @@ class EnvPassthroughSpec(BaseModel):
     keys: List[str] = Field(default_factory=list, description="The keys to deny or allow")
 
 
-class BindMount(BaseModel):
+class BindMount(LazyModel):
     """A sandbox path bound into the session (source inside the server's allowlist)."""
 
     model_config = _CONFIG
@@ -50,7 +52,7 @@ class BindMount(BaseModel):
     readonly: Optional[bool] = Field(default=None, description="Bind read-only")
 
 
-class CreateIsolatedSessionRequest(BaseModel):
+class CreateIsolatedSessionRequest(LazyModel):
     """A session to create: at least one of ``workspace`` and ``overlays`` (``workspace``
     is prepended to ``overlays`` when both are given)."""
 
@@ -69,7 +71,7 @@ class CreateIsolatedSessionRequest(BaseModel):
     idle_timeout_seconds: Optional[int] = Field(default=None, description="0 = no idle timeout")
 
 
-class IsolatedSessionInfo(BaseModel):
+class IsolatedSessionInfo(LazyModel):
     """A session handle's description: the create answer, or the echo ``attach`` reads
     back from the session's state (older servers omit the echo: fields stay None)."""
 
@@ -90,7 +92,7 @@ class IsolatedSessionInfo(BaseModel):
     idle_timeout_seconds: Optional[int] = None
 
 
-class IsolatedSessionState(BaseModel):
+class IsolatedSessionState(LazyModel):
     """A session's state (``active``, ``dead`` or ``destroyed``) and its parameters."""
 
     model_config = _CONFIG
@@ -112,7 +114,7 @@ class IsolatedSessionState(BaseModel):
     idle_timeout_seconds: Optional[int] = None
 
 
-class IsolatedSessionSummary(BaseModel):
+class IsolatedSessionSummary(LazyModel):
     """One session of ``list()``."""
 
     model_config = _CONFIG
@@ -124,7 +126,7 @@ class IsolatedSessionSummary(BaseModel):
     idle_remaining_seconds: Optional[int] = None
 
 
-class IsolatedRunOpts(BaseModel):
+class IsolatedRunOpts(LazyModel):
     """Options of a run: variables for this run only, and a foreground time limit."""
 
     model_config = _CONFIG
@@ -133,7 +135,7 @@ class IsolatedRunOpts(BaseModel):
     timeout_seconds: Optional[int] = None
 
 
-class IsolatedBackgroundRun(BaseModel):
+class IsolatedBackgroundRun(LazyModel):
     """The handle of a background run."""
 
     model_config = _CONFIG
@@ -143,7 +145,7 @@ class IsolatedBackgroundRun(BaseModel):
     started_at: Optional[datetime] = None
 
 
-class IsolatedRunStatus(BaseModel):
+class IsolatedRunStatus(LazyModel):
     """A background run's state."""
 
     model_config = _CONFIG
@@ -157,7 +159,7 @@ class IsolatedRunStatus(BaseModel):
     finished_at: Optional[datetime] = None
 
 
-class IsolatedRunLogs(BaseModel):
+class IsolatedRunLogs(LazyModel):
     """Output of a background run from a cursor, and the cursor of the next read."""
 
     model_config = _CONFIG
@@ -166,14 +168,14 @@ class IsolatedRunLogs(BaseModel):
     cursor: int
 
 
-class HardeningLayerState(BaseModel):
+class HardeningLayerState(LazyModel):
     """Whether one hardening layer is enforced."""
 
     state: Optional[str] = None
     message: Optional[str] = None
 
 
-class HardeningStatus(BaseModel):
+class HardeningStatus(LazyModel):
     """The server's init mode and workload hardening."""
 
     model_config = _CONFIG
@@ -186,7 +188,7 @@ class HardeningStatus(BaseModel):
     ebpf: Optional[HardeningLayerState] = None
 
 
-class IsolatedCapabilities(BaseModel):
+class IsolatedCapabilities(LazyModel):
     """What isolation the sandbox offers (``available`` false with a ``message`` when none)."""
 
     model_config = _CONFIG

@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from opensandbox.models._base import LazyModel
 
 
-class PtySessionStatus(BaseModel):
+class PtySessionStatus(LazyModel):
     """``GET /pty/{id}``: whether the shell runs and how many bytes it ever produced."""
 
     model_config = ConfigDict(populate_by_name=True)

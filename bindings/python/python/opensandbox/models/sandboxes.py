@@ -5,17 +5,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Dict, List, Optional, Set, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from opensandbox.models._base import LazyModel
 
 
-class SandboxImageAuth(BaseModel):
+class SandboxImageAuth(LazyModel):
     """Registry credentials of a private image."""
 
     username: str
     password: str
 
 
-class SandboxImageSpec(BaseModel):
+class SandboxImageSpec(LazyModel):
     """A container image; ``SandboxImageSpec("python:3.11")`` works positionally."""
 
     image: str
@@ -45,21 +47,21 @@ class SandboxImageSpec(BaseModel):
         return v
 
 
-class PlatformSpec(BaseModel):
+class PlatformSpec(LazyModel):
     """OS / architecture of a sandbox."""
 
     os: str = "linux"
     arch: str = "amd64"
 
 
-class NetworkRule(BaseModel):
+class NetworkRule(LazyModel):
     """One egress rule."""
 
     action: str = Field(description="allow or deny")
     target: str
 
 
-class NetworkPolicy(BaseModel):
+class NetworkPolicy(LazyModel):
     """Egress policy: a default action and rules (the official default action is deny)."""
 
     default_action: Optional[str] = Field(default="deny", alias="defaultAction")
@@ -68,7 +70,7 @@ class NetworkPolicy(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-class CredentialProxyConfig(BaseModel):
+class CredentialProxyConfig(LazyModel):
     """Whether the sandbox's egress goes through the credential proxy (1.1)."""
 
     enabled: bool = False
@@ -76,7 +78,7 @@ class CredentialProxyConfig(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-class LifecycleHook(BaseModel):
+class LifecycleHook(LazyModel):
     """A command run once before the sandbox's entrypoint starts (1.1 ``preStart``)."""
 
     command: List[str] = Field(min_length=1)
@@ -85,7 +87,7 @@ class LifecycleHook(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-class PeriodicLifecycleHook(BaseModel):
+class PeriodicLifecycleHook(LazyModel):
     """A named command run on a schedule inside the sandbox (1.1 ``periodic``)."""
 
     name: str = Field(min_length=1)
@@ -96,7 +98,7 @@ class PeriodicLifecycleHook(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-class SandboxLifecycle(BaseModel):
+class SandboxLifecycle(LazyModel):
     """Lifecycle hooks of a sandbox (1.1)."""
 
     pre_start: Optional[LifecycleHook] = Field(default=None, alias="preStart")
@@ -105,13 +107,13 @@ class SandboxLifecycle(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-class Host(BaseModel):
+class Host(LazyModel):
     """A host directory volume backend."""
 
     path: str
 
 
-class PVC(BaseModel):
+class PVC(LazyModel):
     """A named (persistent) volume backend."""
 
     claim_name: str = Field(alias="claimName")
@@ -124,7 +126,7 @@ class PVC(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-class OSSFS(BaseModel):
+class OSSFS(LazyModel):
     """An OSS bucket volume backend (the reference server answers it with a 400)."""
 
     bucket: str
@@ -137,7 +139,7 @@ class OSSFS(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-class Volume(BaseModel):
+class Volume(LazyModel):
     """A volume mounted into the sandbox: exactly one backend of host / pvc / ossfs."""
 
     name: str
@@ -158,7 +160,7 @@ class Volume(BaseModel):
         return self
 
 
-class SandboxStatus(BaseModel):
+class SandboxStatus(LazyModel):
     """Lifecycle state of a sandbox."""
 
     state: str
@@ -167,7 +169,7 @@ class SandboxStatus(BaseModel):
     last_transition_at: Optional[datetime] = None
 
 
-class SnapshotStatus(BaseModel):
+class SnapshotStatus(LazyModel):
     """Lifecycle state of a snapshot."""
 
     state: str
@@ -176,7 +178,7 @@ class SnapshotStatus(BaseModel):
     last_transition_at: Optional[datetime] = None
 
 
-class SnapshotInfo(BaseModel):
+class SnapshotInfo(LazyModel):
     """A snapshot."""
 
     id: str
@@ -186,7 +188,7 @@ class SnapshotInfo(BaseModel):
     created_at: datetime
 
 
-class SandboxInfo(BaseModel):
+class SandboxInfo(LazyModel):
     """A sandbox as the lifecycle API reports it."""
 
     id: str
@@ -202,7 +204,7 @@ class SandboxInfo(BaseModel):
     allocation: Optional["SandboxAllocation"] = None
 
 
-class SandboxCreateResponse(BaseModel):
+class SandboxCreateResponse(LazyModel):
     """Answer of a create call."""
 
     id: str
@@ -210,13 +212,13 @@ class SandboxCreateResponse(BaseModel):
     extensions: Optional[Dict[str, str]] = None
 
 
-class SandboxRenewResponse(BaseModel):
+class SandboxRenewResponse(LazyModel):
     """The new expiry time."""
 
     expires_at: datetime
 
 
-class SandboxEndpoint(BaseModel):
+class SandboxEndpoint(LazyModel):
     """How to reach a port of a sandbox: an address plus headers to send."""
 
     endpoint: str
@@ -224,7 +226,7 @@ class SandboxEndpoint(BaseModel):
     origin: Optional[str] = None
 
 
-class PaginationInfo(BaseModel):
+class PaginationInfo(LazyModel):
     """Page metadata of a list call."""
 
     page: int
@@ -234,21 +236,21 @@ class PaginationInfo(BaseModel):
     has_next_page: bool
 
 
-class PagedSandboxInfos(BaseModel):
+class PagedSandboxInfos(LazyModel):
     """One page of sandboxes."""
 
     sandbox_infos: List[SandboxInfo]
     pagination: PaginationInfo
 
 
-class PagedSnapshotInfos(BaseModel):
+class PagedSnapshotInfos(LazyModel):
     """One page of snapshots."""
 
     snapshot_infos: List[SnapshotInfo]
     pagination: PaginationInfo
 
 
-class SandboxFilter(BaseModel):
+class SandboxFilter(LazyModel):
     """Filter of ``list_sandbox_infos``."""
 
     states: Optional[List[str]] = None
@@ -264,7 +266,7 @@ class SandboxFilter(BaseModel):
         return v
 
 
-class SnapshotFilter(BaseModel):
+class SnapshotFilter(LazyModel):
     """Filter of ``list_snapshots``."""
 
     sandbox_id: Optional[str] = None
@@ -274,7 +276,7 @@ class SnapshotFilter(BaseModel):
     page: Optional[int] = None
 
 
-class SandboxMetrics(BaseModel):
+class SandboxMetrics(LazyModel):
     """CPU and memory of a sandbox."""
 
     cpu_count: float
@@ -308,7 +310,7 @@ class SandboxOrigin:
     UNKNOWN = "unknown"
 
 
-class SandboxAllocation(BaseModel):
+class SandboxAllocation(LazyModel):
     """How a sandbox was allocated (1.1: from a server-side pool)."""
 
     mode: str
@@ -318,7 +320,7 @@ class SandboxAllocation(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-class CreateSnapshotRequest(BaseModel):
+class CreateSnapshotRequest(LazyModel):
     """The body of a snapshot creation."""
 
     name: Optional[str] = None
@@ -327,21 +329,21 @@ class CreateSnapshotRequest(BaseModel):
 # Credential vault models (1.1): ``sandbox.credential_vault``.
 
 
-class InlineCredentialSource(BaseModel):
+class InlineCredentialSource(LazyModel):
     """A credential value given inline."""
 
     value: str = Field(repr=False)
     type: str = "inline"
 
 
-class Credential(BaseModel):
+class Credential(LazyModel):
     """A sandbox-local named credential."""
 
     name: str
     source: Union[InlineCredentialSource, Dict[str, str]]
 
 
-class CredentialMatch(BaseModel):
+class CredentialMatch(LazyModel):
     """Which requests a credential binding applies to."""
 
     schemes: Optional[List[str]] = None
@@ -351,14 +353,14 @@ class CredentialMatch(BaseModel):
     paths: Optional[List[str]] = None
 
 
-class CustomHeaderEntry(BaseModel):
+class CustomHeaderEntry(LazyModel):
     """A header filled from a credential."""
 
     name: str
     credential: str
 
 
-class CredentialSubstitution(BaseModel):
+class CredentialSubstitution(LazyModel):
     """A placeholder replaced by a credential in part of a request."""
 
     credential: str
@@ -368,7 +370,7 @@ class CredentialSubstitution(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-class CredentialAuth(BaseModel):
+class CredentialAuth(LazyModel):
     """How a bound credential authenticates a request."""
 
     type: str
@@ -378,7 +380,7 @@ class CredentialAuth(BaseModel):
     substitutions: Optional[List[CredentialSubstitution]] = None
 
 
-class CredentialBinding(BaseModel):
+class CredentialBinding(LazyModel):
     """A credential bound to matching requests."""
 
     name: str
@@ -386,7 +388,7 @@ class CredentialBinding(BaseModel):
     auth: Union[CredentialAuth, Dict[str, object]]
 
 
-class CredentialMetadata(BaseModel):
+class CredentialMetadata(LazyModel):
     """A stored credential, without its value."""
 
     name: str
@@ -396,14 +398,14 @@ class CredentialMetadata(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-class CredentialAuthMetadata(BaseModel):
+class CredentialAuthMetadata(LazyModel):
     """A binding's auth, without secrets."""
 
     type: str
     name: Optional[str] = None
 
 
-class CredentialBindingMetadata(BaseModel):
+class CredentialBindingMetadata(LazyModel):
     """A stored binding."""
 
     name: str
@@ -412,7 +414,7 @@ class CredentialBindingMetadata(BaseModel):
     auth: Optional[CredentialAuthMetadata] = None
 
 
-class CredentialVaultState(BaseModel):
+class CredentialVaultState(LazyModel):
     """The vault of a sandbox: its revision, credentials and bindings."""
 
     revision: int
@@ -420,21 +422,21 @@ class CredentialVaultState(BaseModel):
     bindings: List[CredentialBindingMetadata]
 
 
-class CredentialListResponse(BaseModel):
+class CredentialListResponse(LazyModel):
     """The credentials of a vault."""
 
     revision: int
     credentials: List[CredentialMetadata]
 
 
-class CredentialBindingListResponse(BaseModel):
+class CredentialBindingListResponse(LazyModel):
     """The bindings of a vault."""
 
     revision: int
     bindings: List[CredentialBindingMetadata]
 
 
-class CredentialMutationSet(BaseModel):
+class CredentialMutationSet(LazyModel):
     """Credentials to add, replace and delete in one patch."""
 
     add: Optional[List[Union[Credential, Dict[str, object]]]] = None
@@ -442,7 +444,7 @@ class CredentialMutationSet(BaseModel):
     delete: Optional[List[str]] = None
 
 
-class CredentialBindingMutationSet(BaseModel):
+class CredentialBindingMutationSet(LazyModel):
     """Bindings to add, replace and delete in one patch."""
 
     add: Optional[List[Union[CredentialBinding, Dict[str, object]]]] = None
@@ -450,7 +452,7 @@ class CredentialBindingMutationSet(BaseModel):
     delete: Optional[List[str]] = None
 
 
-class CredentialVaultPatchRequest(BaseModel):
+class CredentialVaultPatchRequest(LazyModel):
     """A vault patch, optionally guarded by the revision it was computed from."""
 
     expected_revision: Optional[int] = Field(default=None, alias="expectedRevision")

@@ -7,7 +7,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Dict, List, Literal, Optional, Set
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
+
+from opensandbox.models._base import LazyModel
 
 from opensandbox.models.sandboxes import PaginationInfo
 
@@ -26,7 +28,7 @@ class TemplatePhase:
         return {v for k, v in vars(cls).items() if k.isupper() and not k.startswith("_")}
 
 
-class TemplateReadiness(BaseModel):
+class TemplateReadiness(LazyModel):
     """How a sandbox made from the template is judged ready."""
 
     probe: Optional[str] = None
@@ -35,7 +37,7 @@ class TemplateReadiness(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-class TemplateStatus(BaseModel):
+class TemplateStatus(LazyModel):
     """Build status of a template."""
 
     phase: str
@@ -45,7 +47,7 @@ class TemplateStatus(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-class CreateTemplateRequest(BaseModel):
+class CreateTemplateRequest(LazyModel):
     """A request to build a template from an image."""
 
     image: str
@@ -67,7 +69,7 @@ class CreateTemplateRequest(BaseModel):
         return v
 
 
-class TemplateInfo(BaseModel):
+class TemplateInfo(LazyModel):
     """A template as the server describes it."""
 
     template_id: str = Field(alias="templateId")
@@ -86,7 +88,7 @@ class TemplateInfo(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-class TemplateFilter(BaseModel):
+class TemplateFilter(LazyModel):
     """Filter and paging of a template listing."""
 
     metadata: Optional[Dict[str, str]] = None
@@ -110,7 +112,7 @@ class TemplateFilter(BaseModel):
         return v
 
 
-class PagedTemplateInfos(BaseModel):
+class PagedTemplateInfos(LazyModel):
     """One page of templates."""
 
     template_infos: List[TemplateInfo] = Field(alias="templateInfos")
