@@ -70,6 +70,10 @@ public final class Sandbox implements AutoCloseable {
     }
 
     private Sandbox(Object created, ConnectionConfig config, String origin) {
+        this(created, config, origin, Pty.DEFAULT_EXECD_PORT);
+    }
+
+    private Sandbox(Object created, ConnectionConfig config, String origin, int execdPort) {
         Map<?, ?> m = (Map<?, ?>) created;
         this.handle = Json.long_(m.get("handle"));
         this.id = Json.str(m.get("id"));
@@ -77,7 +81,7 @@ public final class Sandbox implements AutoCloseable {
         this.commands = new Commands(handle);
         this.files = new Filesystem(handle);
         this.metrics = new Metrics(handle);
-        this.pty = new Pty(handle);
+        this.pty = new Pty(handle, config, execdPort);
         this.credentialVault = new CredentialVault(handle);
         this.isolation = new IsolationService(handle);
         this.diagnostics = new Diagnostics(config);
@@ -710,6 +714,7 @@ public final class Sandbox implements AutoCloseable {
         protected Duration pollingInterval;
         protected Predicate<Sandbox> healthCheck;
         protected boolean skipHealthCheck;
+        protected int execdPort = Pty.DEFAULT_EXECD_PORT;
 
         public Connector sandboxId(String sandboxId) {
             this.sandboxId = sandboxId;
@@ -746,11 +751,26 @@ public final class Sandbox implements AutoCloseable {
             return this;
         }
 
+        /**
+         * (1.1) The port execd listens on inside the sandbox (default 44772): commands, files,
+         * code, metrics and PTY then go to that port's endpoint.
+         */
+        public Connector execdPort(int port) {
+            if (port < 1 || port > 65535) {
+                throw new InvalidArgumentException("execdPort must be in 1..65535, got " + port);
+            }
+            this.execdPort = port;
+            return this;
+        }
+
         Sandbox open(String op, String timeoutArg) {
             if (sandboxId == null || sandboxId.isEmpty()) {
                 throw new InvalidArgumentException("sandboxId is required");
             }
             ConnectionConfig cfg = orDefault(connectionConfig);
+            if (execdPort != Pty.DEFAULT_EXECD_PORT) {
+                return openOnPort(op, cfg);
+            }
             Map<String, Object> a = Json.obj("connection", cfg.nativeHandle(), "sandbox_id", sandboxId,
                     "skip_health_check", skipHealthCheck || healthCheck != null);
             if (timeout != null) {
@@ -764,6 +784,41 @@ public final class Sandbox implements AutoCloseable {
             if (healthCheck != null && !skipHealthCheck) {
                 return awaitCustomHealth(sb, healthCheck, timeout != null ? timeout : Duration.ofSeconds(30),
                         pollingInterval != null ? pollingInterval : Duration.ofMillis(200), false);
+            }
+            return sb;
+        }
+
+        /**
+         * A non-default execd port: resume first when resuming, resolve that port's endpoint,
+         * open a handle over it (labelled with the sandbox id, so lifecycle calls work as
+         * usual), then wait for execd unless the health check is skipped.
+         */
+        private Sandbox openOnPort(String op, ConnectionConfig cfg) {
+            if ("sandbox.resume".equals(op)) {
+                NativeBridge.invoke("manager.resume_sandbox",
+                        Json.obj("connection", cfg.nativeHandle(), "sandbox_id", sandboxId));
+            }
+            Map<?, ?> ep = (Map<?, ?>) NativeBridge.invoke("manager.get_endpoint",
+                    Json.obj("connection", cfg.nativeHandle(), "sandbox_id", sandboxId, "port", execdPort));
+            Object opened = NativeBridge.invoke("sandbox.open_endpoints", Json.obj("connection", cfg.nativeHandle(),
+                    "id", sandboxId, "execd", Json.obj("endpoint", ep.get("endpoint"), "headers", ep.get("headers"))));
+            String origin = "template".equals(ep.get("origin")) ? "template" : null;
+            Sandbox sb = new Sandbox(opened, cfg, origin, execdPort);
+            sb.customHealthCheck = healthCheck;
+            Duration wait = timeout != null ? timeout : Duration.ofSeconds(30);
+            Duration every = pollingInterval != null ? pollingInterval : Duration.ofMillis(200);
+            if (skipHealthCheck) {
+                return sb;
+            }
+            if (healthCheck != null) {
+                return awaitCustomHealth(sb, healthCheck, wait, every, false);
+            }
+            try {
+                NativeBridge.invoke("sandbox.wait_until_ready", Json.obj("sandbox", sb.handle,
+                        "timeout_s", wait.toMillis() / 1000.0, "polling_interval_s", every.toMillis() / 1000.0));
+            } catch (RuntimeException e) {
+                sb.close();
+                throw e;
             }
             return sb;
         }
@@ -784,6 +839,12 @@ public final class Sandbox implements AutoCloseable {
         @Override
         public Resumer connectionConfig(ConnectionConfig config) {
             super.connectionConfig(config);
+            return this;
+        }
+
+        @Override
+        public Resumer execdPort(int port) {
+            super.execdPort(port);
             return this;
         }
 

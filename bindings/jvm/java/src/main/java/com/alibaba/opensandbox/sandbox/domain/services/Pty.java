@@ -1,14 +1,23 @@
 // Part of the OpenSandbox JVM package (Apache-2.0).
 package com.alibaba.opensandbox.sandbox.domain.services;
 
+import com.alibaba.opensandbox.sandbox.config.ConnectionConfig;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.InvalidArgumentException;
 import com.alibaba.opensandbox.sandbox.domain.models.execd.pty.LogChunk;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.pty.PtyMode;
 import com.alibaba.opensandbox.sandbox.domain.models.execd.pty.PtySessionStatus;
+import com.alibaba.opensandbox.sandbox.domain.models.execd.pty.PtyWebSocket;
+import com.alibaba.opensandbox.sandbox.domain.models.sandboxes.SandboxEndpoint;
 import com.alibaba.opensandbox.sandbox.internal.Json;
 import com.alibaba.opensandbox.sandbox.internal.NativeBridge;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Deque;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
@@ -17,14 +26,27 @@ import java.util.NoSuchElementException;
  * PTY sessions of one sandbox ({@code sandbox.pty()}): a long-lived bash over the execd
  * WebSocket with a 1 MiB replay buffer addressed by byte offsets. {@code createSession},
  * {@code getSession}, {@code deleteSession} are the official Kotlin SDK's names;
- * {@link #attach} drives the WebSocket for you.
+ * {@link #attach} drives the WebSocket for you; {@link #webSocket} (official 1.1) gives the
+ * URL and handshake headers for your own WebSocket client.
  */
 public final class Pty {
+    /** execd's port inside the sandbox. */
+    public static final int DEFAULT_EXECD_PORT = 44772;
+
     private final long handle;
+    private final ConnectionConfig config;
+    private final int execdPort;
 
     /** Internal: use {@code sandbox.pty()}. */
     public Pty(long handle) {
+        this(handle, null, DEFAULT_EXECD_PORT);
+    }
+
+    /** Internal: use {@code sandbox.pty()}. */
+    public Pty(long handle, ConnectionConfig config, int execdPort) {
         this.handle = handle;
+        this.config = config;
+        this.execdPort = execdPort;
     }
 
     /** Creates a session (its shell starts on the first attach); returns its id. */
@@ -64,6 +86,74 @@ public final class Pty {
 
     public PtyConnection attach(String sessionId) {
         return attach(sessionId, null, false, false);
+    }
+
+    /**
+     * (1.1, official) The WebSocket target of a session for your own client: execd's
+     * {@code /pty/{id}/ws} on the sandbox's resolved execd endpoint ({@code ws://}, or
+     * {@code wss://} for https), with {@code pty=0} for {@link PtyMode#PIPE}, {@code since}
+     * when given and {@code takeover=1}; the headers (connection headers, endpoint
+     * routing/auth headers, {@code User-Agent}) must be sent on the handshake. Resolves the
+     * endpoint (one lifecycle request unless cached); nothing is opened.
+     */
+    public PtyWebSocket webSocket(String sessionId, PtyMode mode, Long since, boolean takeover) {
+        if (sessionId == null || sessionId.isEmpty()) {
+            throw new InvalidArgumentException("sessionId is required");
+        }
+        if (since != null && since < 0) {
+            throw new InvalidArgumentException("since must be >= 0, got " + since);
+        }
+        SandboxEndpoint ep = SandboxEndpoint.fromJson(NativeBridge.invoke("sandbox.get_endpoint",
+                Json.obj("sandbox", handle, "port", execdPort)));
+        String base = ep.getEndpoint().trim();
+        while (base.endsWith("/")) {
+            base = base.substring(0, base.length() - 1);
+        }
+        String lower = base.toLowerCase(java.util.Locale.ROOT);
+        if (lower.startsWith("https://")) {
+            base = "wss://" + base.substring(8);
+        } else if (lower.startsWith("http://")) {
+            base = "ws://" + base.substring(7);
+        } else {
+            String api = config != null ? config.getBaseUrl() : "http://";
+            base = (api.startsWith("https://") ? "wss://" : "ws://") + base;
+        }
+        StringBuilder url = new StringBuilder(base).append("/pty/")
+                .append(URLEncoder.encode(sessionId, StandardCharsets.UTF_8).replace("+", "%20")).append("/ws");
+        List<String> query = new ArrayList<>();
+        if (mode == PtyMode.PIPE) {
+            query.add("pty=0");
+        }
+        if (since != null) {
+            query.add("since=" + since);
+        }
+        if (takeover) {
+            query.add("takeover=1");
+        }
+        if (!query.isEmpty()) {
+            url.append('?').append(String.join("&", query));
+        }
+        Map<String, String> headers = new LinkedHashMap<>();
+        if (config != null) {
+            headers.putAll(config.getHeaders());
+        }
+        if (ep.getHeaders() != null) {
+            headers.putAll(ep.getHeaders());
+        }
+        if (config != null) {
+            headers.put("User-Agent", config.getUserAgent());
+        }
+        return new PtyWebSocket(url.toString(), headers);
+    }
+
+    /** {@link #webSocket(String, PtyMode, Long, boolean)} without replay or takeover. */
+    public PtyWebSocket webSocket(String sessionId, PtyMode mode) {
+        return webSocket(sessionId, mode, null, false);
+    }
+
+    /** {@link #webSocket(String, PtyMode, Long, boolean)} in PTY mode, without replay or takeover. */
+    public PtyWebSocket webSocket(String sessionId) {
+        return webSocket(sessionId, PtyMode.PTY, null, false);
     }
 
     /**
