@@ -21,6 +21,7 @@ import com.alibaba.opensandbox.sandbox.domain.pool.PoolDestroyStrategy;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolLifecycleState;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolSnapshot;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolState;
+import com.alibaba.opensandbox.sandbox.domain.pool.PooledSandboxCreateContext;
 import com.alibaba.opensandbox.sandbox.domain.pool.TakeIdleResult;
 import com.alibaba.opensandbox.sandbox.infrastructure.pool.InMemoryPoolStateStore;
 import com.alibaba.opensandbox.sandbox.pool.SandboxPool;
@@ -28,6 +29,7 @@ import com.alibaba.opensandbox.sandbox.pool.SandboxPoolManager;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
@@ -251,5 +253,64 @@ class PoolTest {
         assertThrows(PoolNotRunningException.class, pool::acquire);
         // Destroyed: nobody leads it any more.
         assertFalse(store.tryAcquirePrimaryLock(name, "other", Duration.ofSeconds(5)));
+    }
+
+    @Test
+    @EnabledIfEnvironmentVariable(named = "OPEN_SANDBOX_DOMAIN", matches = ".+")
+    void sandboxCreatorMakesWarmupsAndDirectCreates() throws Exception {
+        InMemoryPoolStateStore store = new InMemoryPoolStateStore();
+        String name = "jvm-creator-" + UUID.randomUUID();
+        List<PooledSandboxCreateContext> calls = new CopyOnWriteArrayList<>();
+        SandboxPool pool = SandboxPool.builder().poolName(name).ownerId("owner-1").maxIdle(1).stateStore(store)
+                .creationSpec(PoolCreationSpec.builder().image("python:3.11").build())
+                .idleTimeout(Duration.ofMinutes(10)).reconcileInterval(Duration.ofMillis(100))
+                .warmupReadyTimeout(Duration.ofSeconds(20)).acquireReadyTimeout(Duration.ofSeconds(25))
+                .sandboxCreator(ctx -> {
+                    calls.add(ctx);
+                    // The creator decides what runs: here an env var the spec does not have.
+                    return Sandbox.builder().image("python:3.11").connectionConfig(ctx.getCreateConnectionConfig())
+                            .env("CREATED_BY", ctx.getReason().name()).metadata("pool", ctx.getPoolName())
+                            .timeout(ctx.getIdleTimeout()).readyTimeout(ctx.getReadyTimeout())
+                            .healthCheckPollingInterval(ctx.getHealthCheckPollingInterval())
+                            .skipHealthCheck(ctx.getSkipHealthCheck()).build();
+                })
+                .build();
+        pool.start();
+        try {
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (pool.snapshot().getIdleCount() < 1) {
+                assertTrue(System.nanoTime() < deadline, "no warm sandbox: " + pool.snapshot());
+                Thread.sleep(50);
+            }
+            PooledSandboxCreateContext w = calls.get(0);
+            assertEquals(PooledSandboxCreateContext.Reason.WARMUP, w.getReason());
+            assertEquals(name, w.getPoolName());
+            assertEquals("owner-1", w.getOwnerId());
+            assertEquals(Duration.ofMinutes(10), w.getIdleTimeout());
+            assertEquals(Duration.ofSeconds(20), w.getReadyTimeout());
+            assertEquals(Duration.ofMillis(200), w.getHealthCheckPollingInterval());
+            assertFalse(w.getSkipHealthCheck());
+            assertNull(w.getHealthCheck());
+            try (Sandbox sb = pool.acquire(null, AcquirePolicy.FAIL_FAST)) {
+                assertEquals("WARMUP", sb.commands().run("printf %s \"$CREATED_BY\"").getLogs().getStdout().get(0)
+                        .getText());
+                sb.kill();
+            }
+            pool.resize(0);
+            while (pool.snapshot().getIdleCount() > 0) {
+                pool.releaseAllIdle();
+                Thread.sleep(50);
+            }
+            try (Sandbox direct = pool.acquire()) {
+                PooledSandboxCreateContext d = calls.get(calls.size() - 1);
+                assertEquals(PooledSandboxCreateContext.Reason.DIRECT_CREATE, d.getReason());
+                assertEquals(Duration.ofSeconds(25), d.getReadyTimeout());
+                assertEquals("DIRECT_CREATE", direct.commands().run("printf %s \"$CREATED_BY\"").getLogs().getStdout()
+                        .get(0).getText());
+                direct.kill();
+            }
+        } finally {
+            pool.shutdown(false);
+        }
     }
 }

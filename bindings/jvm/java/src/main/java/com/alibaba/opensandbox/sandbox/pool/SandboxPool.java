@@ -12,6 +12,7 @@ import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolNotRunningException
 import com.alibaba.opensandbox.sandbox.domain.exceptions.PoolStateStoreUnavailableException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxApiException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxException;
+import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxInternalException;
 import com.alibaba.opensandbox.sandbox.domain.pool.AcquirePolicy;
 import com.alibaba.opensandbox.sandbox.domain.pool.IdleEntry;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolCreationSpec;
@@ -20,6 +21,8 @@ import com.alibaba.opensandbox.sandbox.domain.pool.PoolLifecycleState;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolSnapshot;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolState;
 import com.alibaba.opensandbox.sandbox.domain.pool.PoolStateStore;
+import com.alibaba.opensandbox.sandbox.domain.pool.PooledSandboxCreateContext;
+import com.alibaba.opensandbox.sandbox.domain.pool.PooledSandboxCreator;
 import com.alibaba.opensandbox.sandbox.domain.pool.SandboxPreparer;
 import com.alibaba.opensandbox.sandbox.domain.pool.TakeIdleResult;
 import java.time.Duration;
@@ -307,6 +310,22 @@ public final class SandboxPool implements AutoCloseable {
 
     /** A sandbox from the creation spec, alive for the idle timeout (warmup) or as acquired (direct create). */
     private Sandbox create(boolean warmup) {
+        if (config.sandboxCreator != null) {
+            PooledSandboxCreateContext ctx = warmup
+                    ? new PooledSandboxCreateContext(config.poolName, ownerId, config.idleTimeout,
+                            PooledSandboxCreateContext.Reason.WARMUP, config.warmupReadyTimeout,
+                            config.warmupHealthCheckPollingInterval, config.warmupSkipHealthCheck,
+                            config.warmupHealthCheck, config.connectionConfig, config.connectionConfig)
+                    : new PooledSandboxCreateContext(config.poolName, ownerId, config.idleTimeout,
+                            PooledSandboxCreateContext.Reason.DIRECT_CREATE, config.acquireReadyTimeout,
+                            config.acquireHealthCheckPollingInterval, config.acquireSkipHealthCheck,
+                            config.acquireHealthCheck, config.connectionConfig, config.connectionConfig);
+            Sandbox sb = config.sandboxCreator.create(ctx);
+            if (sb == null) {
+                throw new SandboxInternalException("pool " + config.poolName + ": sandboxCreator returned null");
+            }
+            return sb;
+        }
         PoolCreationSpec s = config.creationSpec;
         Sandbox.Builder b = Sandbox.builder().connectionConfig(config.connectionConfig).imageSpec(s.getImageSpec())
                 .entrypoint(s.getEntrypoint()).resource(s.getResource()).env(s.getEnv()).metadata(s.getMetadata())
@@ -539,6 +558,7 @@ public final class SandboxPool implements AutoCloseable {
         private PoolStateStore stateStore;
         private ConnectionConfig connectionConfig;
         private PoolCreationSpec creationSpec;
+        private PooledSandboxCreator sandboxCreator;
         private Integer warmupConcurrency;
         private Duration primaryLockTtl = Duration.ofSeconds(60);
         private Duration reconcileInterval = Duration.ofSeconds(30);
@@ -601,6 +621,15 @@ public final class SandboxPool implements AutoCloseable {
 
         public Builder creationSpec(PoolCreationSpec creationSpec) {
             this.creationSpec = creationSpec;
+            return this;
+        }
+
+        /**
+         * (1.1) Creates the pool's sandboxes (warmups and direct creates) instead of
+         * {@code Sandbox.builder()} from {@link #creationSpec} (still required).
+         */
+        public Builder sandboxCreator(PooledSandboxCreator sandboxCreator) {
+            this.sandboxCreator = sandboxCreator;
             return this;
         }
 
