@@ -460,3 +460,29 @@ def test_pool_loads_on_first_use_and_keeps_every_name():
         "    raise AssertionError('unknown attribute resolved')\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_import_loads_only_what_the_program_takes():
+    # `import opensandbox` loads no model, service or asyncio; the async API loads its
+    # models but not asyncio (the first awaited call does), so a blocking program never
+    # imports asyncio, ssl or logging. Every public name still resolves, to one object.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, opensandbox\n"
+        "heavy = ('pydantic', 'asyncio', 'opensandbox.models', 'opensandbox.sandbox', 'opensandbox.sync')\n"
+        "assert not [m for m in heavy if m in sys.modules], [m for m in heavy if m in sys.modules]\n"
+        "from opensandbox import Sandbox, SandboxSync, ConnectionConfig\n"
+        "assert not [m for m in ('asyncio', 'logging', 'ssl') if m in sys.modules]\n"
+        "import opensandbox.sandbox, opensandbox.sync, opensandbox.config\n"
+        "assert Sandbox is opensandbox.sandbox.Sandbox and SandboxSync is opensandbox.sync.SandboxSync\n"
+        "assert ConnectionConfig is opensandbox.config.ConnectionConfig\n"
+        "assert 'Sandbox' in dir(opensandbox) and 'SandboxManagerSync' in dir(opensandbox)\n"
+        "from opensandbox.models.sandboxes import SandboxInfo\n"
+        "info = SandboxInfo.model_validate({'id': 'a', 'status': {'state': 'Running'}, 'entrypoint': ['x'],\n"
+        "    'created_at': '2026-01-01T00:00:00Z', 'image': {'image': 'i'},\n"
+        "    'allocation': {'mode': 'pool', 'poolRef': 'p', 'state': 'Bound'}})\n"
+        "assert info.allocation.pool_ref == 'p', info\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

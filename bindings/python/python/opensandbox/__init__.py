@@ -22,14 +22,11 @@ asyncio.run(main())
 
 from typing import TYPE_CHECKING, Any
 
-from opensandbox.config import ConnectionConfig, ConnectionConfigSync
-from opensandbox.manager import SandboxManager
-from opensandbox.models.execd import ExecutionHandlers
-from opensandbox.models.execd_sync import ExecutionHandlersSync
-from opensandbox.sandbox import Sandbox
-from opensandbox.sync import SandboxManagerSync, SandboxSync
-
 if TYPE_CHECKING:
+    from opensandbox.config import ConnectionConfig, ConnectionConfigSync
+    from opensandbox.manager import SandboxManager
+    from opensandbox.models.execd import ExecutionHandlers
+    from opensandbox.models.execd_sync import ExecutionHandlersSync
     from opensandbox.pool import (
         AcquirePolicy,
         AsyncPooledSandboxCreator,
@@ -50,36 +47,52 @@ if TYPE_CHECKING:
         SandboxPoolManagerAsync,
         SandboxPoolManagerSync,
     )
+    from opensandbox.sandbox import Sandbox
+    from opensandbox.sync import SandboxManagerSync, SandboxSync
     from opensandbox.sync.pool import SandboxPoolSync
 
 __version__ = "1.1.1"
 
-# The pool (and its Redis layout, threads and locks) loads on first use: most programs
-# never touch it, and importing it up front cost about a fifth of `import opensandbox`.
+# Every public name loads on first use (PEP 562): `import opensandbox` itself costs
+# almost nothing, `from opensandbox import Sandbox` loads the async API and its models
+# only, and the pool (its Redis layout, threads and locks) only when a program takes a
+# name of it. Type checkers read the TYPE_CHECKING imports above.
 _LAZY = {
-    name: "opensandbox.pool"
-    for name in (
-        "AcquirePolicy",
-        "AsyncPooledSandboxCreator",
-        "AsyncSandboxPool",
-        "InMemoryAsyncPoolStateStore",
-        "InMemoryPoolStateStore",
-        "PoolCreationSpec",
-        "PoolDestroyOptions",
-        "PoolDestroyResult",
-        "PoolDestroyState",
-        "PoolDestroyStrategy",
-        "PooledSandboxCreateContext",
-        "PooledSandboxCreateReason",
-        "PooledSandboxCreator",
-        "SandboxPool",
-        "SandboxPoolAsync",
-        "SandboxPoolManager",
-        "SandboxPoolManagerAsync",
-        "SandboxPoolManagerSync",
-    )
+    "ConnectionConfig": "opensandbox.config",
+    "ConnectionConfigSync": "opensandbox.config",
+    "SandboxManager": "opensandbox.manager",
+    "ExecutionHandlers": "opensandbox.models.execd",
+    "ExecutionHandlersSync": "opensandbox.models.execd_sync",
+    "Sandbox": "opensandbox.sandbox",
+    "SandboxSync": "opensandbox.sync",
+    "SandboxManagerSync": "opensandbox.sync",
+    "SandboxPoolSync": "opensandbox.sync.pool",
 }
-_LAZY["SandboxPoolSync"] = "opensandbox.sync.pool"
+_LAZY.update(
+    {
+        name: "opensandbox.pool"
+        for name in (
+            "AcquirePolicy",
+            "AsyncPooledSandboxCreator",
+            "AsyncSandboxPool",
+            "InMemoryAsyncPoolStateStore",
+            "InMemoryPoolStateStore",
+            "PoolCreationSpec",
+            "PoolDestroyOptions",
+            "PoolDestroyResult",
+            "PoolDestroyState",
+            "PoolDestroyStrategy",
+            "PooledSandboxCreateContext",
+            "PooledSandboxCreateReason",
+            "PooledSandboxCreator",
+            "SandboxPool",
+            "SandboxPoolAsync",
+            "SandboxPoolManager",
+            "SandboxPoolManagerAsync",
+            "SandboxPoolManagerSync",
+        )
+    }
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -5,11 +5,13 @@ handlers, the Execution read from the run's final ``end`` item (folded by the co
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+
+if TYPE_CHECKING:
+    import asyncio
 
 from opensandbox import _native
 from opensandbox.exceptions import (
@@ -82,6 +84,11 @@ def _resolve(fut: "asyncio.Future[Any]", ok: bool, value: Any) -> None:
 async def _await_native(start: Any) -> Any:
     """Runs ``start(done)`` (which returns a native Task) and awaits ``done``.
     Cancelling the awaiting task aborts the Rust future."""
+    # asyncio (with ssl, socket and logging) is imported by the first async call, not by
+    # `import opensandbox`: a blocking program never needs it (about a third of the
+    # import's instructions). Later calls find it in sys.modules.
+    import asyncio
+
     loop = asyncio.get_running_loop()
     fut: asyncio.Future[Any] = loop.create_future()
 
@@ -310,6 +317,8 @@ async def arun_execution(client: Any, op: str, args: Dict[str, Any], handlers: A
 
 async def asleep(seconds: float) -> None:
     """``asyncio.sleep`` (the sync API, generated from the async one, gets :func:`sleep`)."""
+    import asyncio
+
     await asyncio.sleep(seconds)
 
 

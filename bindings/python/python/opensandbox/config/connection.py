@@ -1,7 +1,5 @@
 """``ConnectionConfig``: where the server is and how to talk to it."""
 
-from __future__ import annotations
-
 import os
 from datetime import timedelta
 from typing import Any, Dict, List, Optional

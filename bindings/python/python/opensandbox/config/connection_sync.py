@@ -1,7 +1,5 @@
 """``ConnectionConfigSync``: the synchronous API's connection settings."""
 
-from __future__ import annotations
-
 from opensandbox.config.connection import ConnectionConfig
 
 

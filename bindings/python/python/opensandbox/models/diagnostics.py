@@ -1,7 +1,5 @@
 """Diagnostics model (``opensandbox.models.diagnostics``)."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import List, Optional
 

@@ -1,7 +1,5 @@
 """Execution models (``opensandbox.models.execd``), as in the official SDK."""
 
-from __future__ import annotations
-
 from datetime import timedelta
 from typing import Any, Awaitable, Callable, Dict, List, Optional
 

@@ -1,7 +1,5 @@
 """Synchronous execution handlers (``opensandbox.models.execd_sync``)."""
 
-from __future__ import annotations
-
 from typing import Any, Callable, Optional
 
 from pydantic import ConfigDict, Field

@@ -1,7 +1,5 @@
 """File models (``opensandbox.models.filesystem``)."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from io import IOBase
 from typing import Any, Optional, Union

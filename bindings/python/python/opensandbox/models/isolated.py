@@ -1,8 +1,6 @@
 """Isolated-session models (``opensandbox.models.isolated``, 1.1.1): nested sandboxes
 inside a sandbox (upstream OSEP-0013). Field names are snake_case, as on the wire."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Dict, List, Optional
 

@@ -1,7 +1,5 @@
 """Models of PTY sessions (``sandbox.pty``) and of followed background logs."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from typing import Optional
 

@@ -1,7 +1,5 @@
 """Sandbox lifecycle models (``opensandbox.models.sandboxes``)."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Any, Dict, List, Optional, Set, Union
 
@@ -188,6 +186,16 @@ class SnapshotInfo(LazyModel):
     created_at: datetime
 
 
+class SandboxAllocation(LazyModel):
+    """How a sandbox was allocated (1.1: from a server-side pool)."""
+
+    mode: str
+    pool_ref: str = Field(alias="poolRef")
+    state: str
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
 class SandboxInfo(LazyModel):
     """A sandbox as the lifecycle API reports it."""
 
@@ -201,7 +209,7 @@ class SandboxInfo(LazyModel):
     platform: Optional[PlatformSpec] = None
     metadata: Optional[Dict[str, str]] = None
     extensions: Optional[Dict[str, str]] = None
-    allocation: Optional["SandboxAllocation"] = None
+    allocation: Optional[SandboxAllocation] = None
 
 
 class SandboxCreateResponse(LazyModel):
@@ -308,16 +316,6 @@ class SandboxOrigin:
 
     TEMPLATE = "template"
     UNKNOWN = "unknown"
-
-
-class SandboxAllocation(LazyModel):
-    """How a sandbox was allocated (1.1: from a server-side pool)."""
-
-    mode: str
-    pool_ref: str = Field(alias="poolRef")
-    state: str
-
-    model_config = ConfigDict(populate_by_name=True)
 
 
 class CreateSnapshotRequest(LazyModel):
@@ -461,9 +459,6 @@ class CredentialVaultPatchRequest(LazyModel):
 
     model_config = ConfigDict(populate_by_name=True)
 
-
-# `SandboxInfo.allocation` names a model defined after it.
-SandboxInfo.model_rebuild()
 
 __all__ = [
     "SandboxOrigin",

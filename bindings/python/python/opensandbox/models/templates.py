@@ -2,8 +2,6 @@
 ``SandboxManager.create_template`` / ``get_template`` / ``list_templates`` /
 ``delete_template`` and ``Sandbox.create_from_template``."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Dict, List, Literal, Optional, Set
 

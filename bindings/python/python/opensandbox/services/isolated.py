@@ -5,7 +5,6 @@ of the core's op layer (``isolation.*``); a session's files are the ``files.*`` 
 
 from __future__ import annotations
 
-import logging
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Dict, List, Optional
 
@@ -27,7 +26,12 @@ from opensandbox.models.isolated import (
 )
 from opensandbox.services.filesystem import Filesystem
 
-logger = logging.getLogger(__name__)
+
+def _warn(message: str, *args: Any) -> None:
+    # logging is imported when there is something to log, not by `import opensandbox`.
+    import logging
+
+    logging.getLogger(__name__).warning(message, *args)
 
 
 def _run_args(sandbox_id: str, session_id: str, code: str, opts: Optional[IsolatedRunOpts]) -> Dict[str, Any]:
@@ -160,7 +164,7 @@ class IsolationService:
             try:
                 await session.delete()
             except Exception:
-                logger.warning("failed to delete isolated session %s", session.session_id)
+                _warn("failed to delete isolated session %s", session.session_id)
 
     @asynccontextmanager
     async def session(self, request: CreateIsolatedSessionRequest) -> AsyncIterator[IsolationSession]:
@@ -172,7 +176,7 @@ class IsolationService:
             try:
                 await session.delete()
             except Exception:
-                logger.warning("failed to delete isolated session %s", session.session_id)
+                _warn("failed to delete isolated session %s", session.session_id)
 
 
 __all__ = ["IsolationService", "IsolationSession"]

@@ -6,7 +6,6 @@ of the core's op layer (``isolation.*``); a session's files are the ``files.*`` 
 
 from __future__ import annotations
 
-import logging
 from contextlib import contextmanager
 from typing import Any, Iterator, Dict, List, Optional
 
@@ -28,7 +27,12 @@ from opensandbox.models.isolated import (
 )
 from opensandbox.sync.services.filesystem import FilesystemSync
 
-logger = logging.getLogger(__name__)
+
+def _warn(message: str, *args: Any) -> None:
+    # logging is imported when there is something to log, not by `import opensandbox`.
+    import logging
+
+    logging.getLogger(__name__).warning(message, *args)
 
 
 def _run_args(sandbox_id: str, session_id: str, code: str, opts: Optional[IsolatedRunOpts]) -> Dict[str, Any]:
@@ -161,7 +165,7 @@ class IsolationServiceSync:
             try:
                 session.delete()
             except Exception:
-                logger.warning("failed to delete isolated session %s", session.session_id)
+                _warn("failed to delete isolated session %s", session.session_id)
 
     @contextmanager
     def session(self, request: CreateIsolatedSessionRequest) -> Iterator[IsolationSessionSync]:
@@ -173,7 +177,7 @@ class IsolationServiceSync:
             try:
                 session.delete()
             except Exception:
-                logger.warning("failed to delete isolated session %s", session.session_id)
+                _warn("failed to delete isolated session %s", session.session_id)
 
 
 __all__ = ["IsolationServiceSync", "IsolationSessionSync"]
