@@ -234,6 +234,9 @@ class RedisServer:
         self.proc = None
         self.url = None
         self.error = None
+        # Columns run in threads (run_columns): the first two to need Redis must not
+        # start two servers.
+        self.lock = threading.Lock()
 
     def missing(self):
         """Why no redis-server can run here, or None."""
@@ -245,6 +248,10 @@ class RedisServer:
 
     def ensure(self, timeout=15.0):
         """Starts the server once; returns its URL (raises SetupError when it cannot)."""
+        with self.lock:
+            return self._ensure(timeout)
+
+    def _ensure(self, timeout):
         if self.url is not None:
             return self.url
         why = self.missing()
@@ -1375,6 +1382,37 @@ def print_matrix(files, runners):
     return passed, failed
 
 
+def run_columns(pending, files, report, jobs):
+    """Runs the queued runners (one language column each), ``jobs`` columns at a time.
+
+    Columns share nothing but the server and Redis: every name a case makes carries the
+    runner's own ``run_id`` or ``lang``, and each case deletes the sandboxes it created,
+    so two columns can run side by side. Most of a case's time is spent waiting for the
+    server (sandbox starts, streamed output), so on two cores two columns take little
+    more than one (``--jobs 1`` runs them one after another)."""
+    def work():
+        while True:
+            try:
+                runner = pending.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                runner.run(files, report)
+            except Exception as e:  # a harness bug fails this column, not the others
+                reason = "harness error: %s" % "".join(traceback.format_exception_only(type(e), e)).strip()
+                for cf in files:
+                    for c in cf.cases:
+                        runner.results.setdefault("%s/%s" % (cf.area, c["name"]), (False, reason, 0.0))
+
+    workers = [threading.Thread(target=work, daemon=True) for _ in range(max(1, jobs))]
+    for w in workers:
+        w.start()
+    for w in workers:
+        # join() with a timeout keeps Ctrl-C deliverable to the main thread.
+        while w.is_alive():
+            w.join(0.5)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--server", default=os.environ.get("OPENSANDBOX_SERVER_BIN"),
@@ -1388,6 +1426,8 @@ def main(argv=None):
     ap.add_argument("--isolation", default=os.environ.get("CONFORMANCE_ISOLATION", "none"),
                     help="none, bwrap (alias auto), or an OCI runtime (runc, crun, runsc, PATH) "
                          "run over a loopback registry (env CONFORMANCE_ISOLATION, default none)")
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("CONFORMANCE_JOBS", "2")),
+                    help="language columns run at the same time (default 2, or CONFORMANCE_JOBS)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs)")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
     args = ap.parse_args(argv)
@@ -1432,6 +1472,7 @@ def main(argv=None):
                 line += "\n        " + reason.replace("\n", "\n        ")
             print(line, file=sys.stderr, flush=True)
 
+        pending = queue.Queue()
         for spec in specs:
             runner = Runner(spec, server, workdir, args)
             runner.redis = redis
@@ -1445,8 +1486,9 @@ def main(argv=None):
                     for c in cf.cases:
                         runner.results["%s/%s" % (cf.area, c["name"])] = (False, "driver not available", 0.0)
                 continue
-            runner.run(files, report)
-            server.delete_all_sandboxes()
+            pending.put(runner)
+        run_columns(pending, files, report, args.jobs)
+        server.delete_all_sandboxes()
     except SetupError as e:
         print("conformance: %s" % e, file=sys.stderr)
         if not runners:

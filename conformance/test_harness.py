@@ -8,9 +8,12 @@ import contextlib
 import io
 import json
 import os
+import queue
 import shutil
 import sys
 import tempfile
+import threading
+import time
 import types
 import unittest
 
@@ -290,6 +293,62 @@ class RedisServerTest(unittest.TestCase):
         self.assertEqual(redis.command("LRANGE", "l", 0, -1), ["a", "b"])
         with self.assertRaises(OSError):
             redis.command("NOSUCHCOMMAND")
+
+    def test_concurrent_columns_start_one_server(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d, True)
+        redis = h.RedisServer(d)
+        self.addCleanup(redis.stop)
+        urls = []
+        threads = [threading.Thread(target=lambda: urls.append(redis.ensure())) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(len(set(urls)), 1, urls)
+
+
+class RunColumnsTest(unittest.TestCase):
+    class FakeRunner:
+        def __init__(self, name, running, peak, fail=False):
+            self.name, self.running, self.peak, self.fail = name, running, peak, fail
+            self.results = {}
+
+        def run(self, files, report):
+            with self.running[1]:
+                self.running[0] += 1
+                self.peak.append(self.running[0])
+            time.sleep(0.2)
+            with self.running[1]:
+                self.running[0] -= 1
+            if self.fail:
+                raise ValueError("boom")
+            for cf in files:
+                for c in cf.cases:
+                    self.results["%s/%s" % (cf.area, c["name"])] = (True, "", 0.0)
+
+    def columns(self, jobs, fail=()):
+        running, peak = [0, threading.Lock()], []
+        runners = [self.FakeRunner(n, running, peak, n in fail) for n in ("a", "b", "c")]
+        pending = queue.Queue()
+        for r in runners:
+            pending.put(r)
+        files = [types.SimpleNamespace(area="x", cases=[{"name": "one"}])]
+        h.run_columns(pending, files, lambda *a: None, jobs)
+        return runners, max(peak)
+
+    def test_jobs_bounds_the_columns_running_at_once(self):
+        runners, peak = self.columns(2)
+        self.assertEqual(peak, 2)
+        self.assertTrue(all(r.results == {"x/one": (True, "", 0.0)} for r in runners))
+        self.assertEqual(self.columns(1)[1], 1)
+
+    def test_a_column_that_raises_fails_only_its_own_cells(self):
+        runners, _ = self.columns(2, fail=("b",))
+        by_name = {r.name: r.results for r in runners}
+        self.assertEqual(by_name["a"], {"x/one": (True, "", 0.0)})
+        self.assertFalse(by_name["b"]["x/one"][0])
+        self.assertIn("boom", by_name["b"]["x/one"][1])
 
 
 if __name__ == "__main__":

@@ -413,6 +413,26 @@ pub async fn pull(raw: &str, mirror: Option<&str>, pulls_dir: &Path) -> Result<S
         .uri)
 }
 
+/// Replaces `path` with `bytes` the way readers never see half of it: a temporary file
+/// next to it (unique to this process and call), then a rename over it.
+fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = path
+        .file_name()
+        .ok_or_else(|| anyhow!("{} names no file", path.display()))?;
+    let tmp = path.with_file_name(format!(
+        ".{}.{}.{seq}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written.with_context(|| format!("writing {}", path.display()))
+}
+
 /// One lock per pull directory: concurrent creates of one image download it once
 /// (the later ones wait, then find every blob in place).
 fn pull_lock(layout: &Path) -> std::sync::Arc<tokio::sync::Mutex<()>> {
@@ -533,8 +553,12 @@ pub async fn pull_with(
         report(state);
     }
     // The manifest and an index naming it with the tag `pulled`.
+    // Every file below is replaced atomically: a create that found this image pulled
+    // reads the layout without the pull lock (ImageStore::ensure) while a later create
+    // of the same image rewrites it, and a plain write would show it a truncated file
+    // (seen as "manifest digest mismatch ... got sha256:e3b0…", the empty file's).
     let hex = manifest_digest.trim_start_matches("sha256:");
-    std::fs::write(layout.join("blobs/sha256").join(hex), &raw_manifest)?;
+    replace_file(&layout.join("blobs/sha256").join(hex), &raw_manifest)?;
     let media_type = if media_type.is_empty() {
         "application/vnd.oci.image.manifest.v1+json".to_string()
     } else {
@@ -549,12 +573,12 @@ pub async fn pull_with(
             "annotations": {"org.opencontainers.image.ref.name": "pulled"},
         }],
     });
-    std::fs::write(
-        layout.join("oci-layout"),
-        r#"{"imageLayoutVersion":"1.0.0"}"#,
+    replace_file(
+        &layout.join("oci-layout"),
+        br#"{"imageLayoutVersion":"1.0.0"}"#,
     )?;
-    std::fs::write(layout.join("index.json"), index.to_string())?;
-    std::fs::write(layout.join(REFERENCE_FILE), raw)?;
+    replace_file(&layout.join("index.json"), index.to_string().as_bytes())?;
+    replace_file(&layout.join(REFERENCE_FILE), raw.as_bytes())?;
     if downloaded > 0 {
         tracing::info!(
             image = raw,
@@ -574,6 +598,39 @@ pub async fn pull_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Regression: two creates of one image, the second rewriting the pulled layout while
+    // the first read it, failed with a digest mismatch of the empty file. A reader racing
+    // a writer of the same bytes must only ever see the whole file.
+    #[test]
+    fn a_rewritten_layout_file_is_never_seen_partly_written() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("manifest");
+        let body = vec![b'm'; 256 * 1024];
+        replace_file(&path, &body).unwrap_or_else(|e| panic!("{e}"));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (path, body, stop) = (path.clone(), body.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    replace_file(&path, &body).unwrap_or_else(|e| panic!("{e}"));
+                }
+            })
+        };
+        for _ in 0..2000 {
+            let read = std::fs::read(&path).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(read.len(), body.len(), "a reader saw a partly written file");
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        writer.join().unwrap_or_else(|_| panic!("writer panicked"));
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name())
+            .filter(|n| n != "manifest")
+            .collect();
+        assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    }
 
     #[test]
     fn references_parse_like_docker() {
