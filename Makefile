@@ -135,8 +135,10 @@ conformance-%: build build-%
 	CONFORMANCE_ISOLATION=$(CONFORMANCE_ISOLATION) python3 conformance/harness.py --server "$(SERVER_DEBUG)" --lang $*
 
 # Each part runs as its own make, in this order, with its time printed (a slow part
-# shows in every CI log); a failed part does not stop the others.
-TEST_PARTS := prepare lint test-openapi test-schema test-rust $(BINDING_TESTS) conformance
+# shows in every CI log); a failed part does not stop the others. `A+B` runs two parts
+# at once: the schema fuzzer (CPU: hypothesis and the server) beside the Rust tests
+# (mostly waiting on containers), each with its own server, data dir and runc state.
+TEST_PARTS := prepare lint test-openapi test-schema+test-rust $(BINDING_TESTS) conformance
 test:
 	@scripts/run-parts.sh $(TEST_PARTS)
 	@echo "make test: all parts passed"
