@@ -80,8 +80,9 @@ NAMES: Dict[str, str] = {
 # Text after the token pass: modules of the sync classes, awaitable types, docs.
 TEXT: List[Tuple[str, str]] = [
     (
-        r"^from opensandbox\.services\.(command|diagnostics|egress|filesystem|isolated|metrics|pty) import",
-        r"from opensandbox.sync.services.\1 import",
+        # also indented: TYPE_CHECKING blocks and the imports of lazily made services
+        r"^(\s*)from opensandbox\.services\.(command|diagnostics|egress|filesystem|isolated|metrics|pty) import",
+        r"\1from opensandbox.sync.services.\2 import",
     ),
     (r"^from opensandbox\.config\.connection import", "from opensandbox.config.connection_sync import"),
     (r"^from opensandbox\.sandbox import", "from opensandbox.sync.sandbox import"),

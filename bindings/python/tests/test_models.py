@@ -176,3 +176,19 @@ def test_building_messages_leaves_the_collector_as_it_was():
     m.__dict__["self"] = m
     del m
     assert gc.collect() >= 1
+
+
+def test_the_models_package_table_is_every_modules_all():
+    # opensandbox.models loads its modules lazily from a static table: it must list
+    # exactly what each module exports, and every name must resolve to that module's.
+    import importlib
+
+    import opensandbox.models as package
+
+    for module, names in package._EXPORTS.items():
+        loaded = importlib.import_module(f"opensandbox.models.{module}")
+        assert sorted(names) == sorted(loaded.__all__), module
+        for name in names:
+            assert getattr(package, name) is getattr(loaded, name)
+    with pytest.raises(AttributeError):
+        package.NoSuchModel  # noqa: B018

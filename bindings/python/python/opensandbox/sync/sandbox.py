@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
 
 from opensandbox import _bridge
 from opensandbox._args import connect_args, create_args, template_create_args
@@ -23,12 +23,14 @@ from opensandbox.models.sandboxes import (
     SandboxRenewResponse,
     SnapshotInfo,
 )
-from opensandbox.sync.services.command import CommandsSync
-from opensandbox.sync.services.egress import CredentialVaultSync, EgressSync
-from opensandbox.sync.services.filesystem import FilesystemSync
-from opensandbox.sync.services.isolated import IsolationServiceSync
-from opensandbox.sync.services.metrics import MetricsSync
-from opensandbox.sync.services.pty import PtySync
+
+if TYPE_CHECKING:
+    from opensandbox.sync.services.command import CommandsSync
+    from opensandbox.sync.services.egress import CredentialVaultSync, EgressSync
+    from opensandbox.sync.services.filesystem import FilesystemSync
+    from opensandbox.sync.services.isolated import IsolationServiceSync
+    from opensandbox.sync.services.metrics import MetricsSync
+    from opensandbox.sync.services.pty import PtySync
 
 # Largest uid/gid of the identity file routes ((uid_t)-1 means "unchanged").
 _MAX_IDENTITY = 4294967294
@@ -54,12 +56,15 @@ class SandboxSync:
         self._config = connection_config
         client = connection_config._client()
         self._client = client
-        self._files = FilesystemSync(client, sandbox_id)
-        self._commands = CommandsSync(client, sandbox_id)
-        self._metrics = MetricsSync(client, sandbox_id)
-        self._egress = EgressSync(client, sandbox_id)
-        self._pty = PtySync(client, sandbox_id)
-        self._isolation = IsolationServiceSync(client, sandbox_id)
+        # Each service (and the models only it uses) is imported and made on first use:
+        # `from opensandbox import Sandbox` then costs a tenth less, and a program that
+        # never opens a PTY or an isolated session never loads them.
+        self._files: Optional[FilesystemSync] = None
+        self._commands: Optional[CommandsSync] = None
+        self._metrics: Optional[MetricsSync] = None
+        self._egress: Optional[EgressSync] = None
+        self._pty: Optional[PtySync] = None
+        self._isolation: Optional[IsolationServiceSync] = None
 
     @property
     def id(self) -> str:
@@ -69,6 +74,10 @@ class SandboxSync:
     @property
     def files(self) -> FilesystemSync:
         """File operations."""
+        if self._files is None:
+            from opensandbox.sync.services.filesystem import FilesystemSync
+
+            self._files = FilesystemSync(self._client, self._id)
         return self._files
 
     def files_with_identity(self, uid: int, gid: int) -> FilesystemSync:
@@ -80,31 +89,53 @@ class SandboxSync:
         for name, value in (("uid", uid), ("gid", gid)):
             if type(value) is not int or not 0 <= value <= _MAX_IDENTITY:
                 raise InvalidArgumentException(f"{name} must be an integer between 0 and {_MAX_IDENTITY}")
+        from opensandbox.sync.services.filesystem import FilesystemSync
+
         return FilesystemSync(self._client, self._id, {"identity": {"uid": uid, "gid": gid}})
 
     @property
     def isolation(self) -> IsolationServiceSync:
         """Isolated sessions: nested sandboxes with their own namespaces and overlays."""
+        if self._isolation is None:
+            from opensandbox.sync.services.isolated import IsolationServiceSync
+
+            self._isolation = IsolationServiceSync(self._client, self._id)
         return self._isolation
 
     @property
     def commands(self) -> CommandsSync:
         """Commands and sessions."""
+        if self._commands is None:
+            from opensandbox.sync.services.command import CommandsSync
+
+            self._commands = CommandsSync(self._client, self._id)
         return self._commands
 
     @property
     def metrics(self) -> MetricsSync:
         """Metrics."""
+        if self._metrics is None:
+            from opensandbox.sync.services.metrics import MetricsSync
+
+            self._metrics = MetricsSync(self._client, self._id)
         return self._metrics
 
     @property
     def pty(self) -> PtySync:
         """Interactive PTY sessions and live background logs (extension of this SDK)."""
+        if self._pty is None:
+            from opensandbox.sync.services.pty import PtySync
+
+            self._pty = PtySync(self._client, self._id)
         return self._pty
 
     @property
     def egress(self) -> EgressSync:
         """Egress policy."""
+        if self._egress is None:
+            from opensandbox.sync.services.egress import EgressSync
+
+            self._egress = EgressSync(self._client, self._id)
         return self._egress
 
     @property
@@ -118,7 +149,7 @@ class SandboxSync:
         official SDK, refused for template-backed sandboxes."""
         if self._origin == SandboxOrigin.TEMPLATE:
             raise SandboxException("credential_vault is not available for template-backed sandboxes")
-        return self._egress
+        return self.egress
 
     @property
     def connection_config(self) -> ConnectionConfigSync:
@@ -144,7 +175,7 @@ class SandboxSync:
 
     def get_metrics(self) -> SandboxMetrics:
         """CPU and memory."""
-        return self._metrics.get_metrics(self._id)
+        return self.metrics.get_metrics(self._id)
 
     def get_diagnostic_logs(self, scope: str) -> DiagnosticContent:
         """Diagnostic logs of ``scope``."""
@@ -169,15 +200,15 @@ class SandboxSync:
 
     def get_egress_policy(self) -> NetworkPolicy:
         """The egress policy."""
-        return self._egress.get_policy()
+        return self.egress.get_policy()
 
     def patch_egress_rules(self, rules: List[NetworkRule]) -> None:
         """Adds or replaces egress rules."""
-        self._egress.patch_rules(rules)
+        self.egress.patch_rules(rules)
 
     def delete_egress_rules(self, targets: List[str]) -> None:
         """Removes egress rules by target."""
-        self._egress.delete_rules(targets)
+        self.egress.delete_rules(targets)
 
     def pause(self) -> None:
         """Pauses the sandbox."""
