@@ -308,6 +308,40 @@ impl Registry {
     fn remove(&self, id: &str) -> Option<Arc<PtySession>> {
         self.lock().remove(id)
     }
+
+    /// Whether session `id` exists and its shell runs.
+    pub(crate) fn is_running(&self, id: &str) -> bool {
+        self.get(id).is_some_and(|s| s.lock().shell.is_some())
+    }
+
+    /// Drops session `id` unless its shell runs (a keyed session whose operation
+    /// record expired).
+    pub(crate) fn discard(&self, id: &str) {
+        let mut sessions = self.lock();
+        if sessions.get(id).is_some_and(|s| s.lock().shell.is_none()) {
+            if let Some(session) = sessions.remove(id) {
+                drop(sessions);
+                session.close();
+            }
+        }
+    }
+}
+
+/// Creates the dormant session `id` of a keyed creation (`POST /pty/operations`).
+pub(crate) fn create_keyed(
+    state: &SharedState,
+    id: String,
+    cwd: &str,
+    command: &str,
+) -> ApiResult<()> {
+    let cwd = working_directory(Some(cwd), &state.config.workdir)?;
+    let session = Arc::new(PtySession {
+        id,
+        cwd,
+        command: Some(command.to_owned()).filter(|c| !c.is_empty()),
+        inner: Mutex::new(Inner::default()),
+    });
+    state.pty.insert(session)
 }
 
 pub fn routes() -> Router<SharedState> {
