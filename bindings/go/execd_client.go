@@ -34,6 +34,9 @@ type ExecdClient struct {
 	once sync.Once
 	sb   *Sandbox
 	err  error
+
+	// instances: the last GetExecutionInstance answer (execution_operations.go).
+	instances executionInstanceCache
 }
 
 // NewExecdClient creates an ExecdClient for an execd base URL and access token.

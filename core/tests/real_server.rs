@@ -826,3 +826,101 @@ async fn lifecycle_11_policy_metrics_names_and_requests() {
     assert_eq!(raw["resourceRequests"]["cpu"], "250m", "{raw}");
     sbx.kill().await.expect("kill");
 }
+
+#[tokio::test]
+async fn keyed_creation_and_command_inventory() {
+    let Some(server) = start_server() else { return };
+    let sbx = sandbox(&server).await;
+    let execd = sbx.execd();
+    let instance = execd.get_execution_instance().await.expect("instance");
+    assert_eq!(instance.instance_id.len(), 32);
+    assert_eq!(instance.retention_seconds, 86_400);
+    let id = instance.new_operation_id();
+    let opts = RunCommandOptions {
+        background: true,
+        ..Default::default()
+    };
+    let first = execd
+        .create_command_operation(&id, "echo ran >> keyed.txt", None, &opts)
+        .await
+        .expect("create");
+    assert_eq!(
+        (first.kind.as_str(), first.state.as_str()),
+        ("command", "created")
+    );
+    assert!(first.expires_at.is_some());
+    let again = execd
+        .create_command_operation(&id, "echo ran >> keyed.txt", None, &opts)
+        .await
+        .expect("retry");
+    assert_eq!(again.id, first.id);
+    let conflict = execd
+        .create_command_operation(&id, "echo other", None, &opts)
+        .await
+        .expect_err("conflict");
+    assert_eq!(conflict.status(), Some(409));
+    assert_eq!(conflict.code(), Some("operation_conflict"));
+    let found = execd
+        .get_execution_operation("command", &id)
+        .await
+        .expect("lookup");
+    assert_eq!(found.id, first.id);
+    let bad = execd
+        .get_execution_operation("command", "not-an-id")
+        .await
+        .expect_err("bad id");
+    assert_eq!(bad.code(), Some("invalid_operation_id"));
+    for _ in 0..100 {
+        if !execd
+            .get_command_status(&first.id)
+            .await
+            .expect("status")
+            .running
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let cat = execd
+        .run_command(
+            "cat keyed.txt",
+            &RunCommandOptions::default(),
+            RunControl::default(),
+            &mut (),
+        )
+        .await
+        .expect("cat");
+    assert_eq!(cat.logs.stdout.len(), 1, "ran once: {:?}", cat.logs.stdout);
+
+    let pty = execd
+        .create_pty_operation(&instance.new_operation_id(), None, None)
+        .await
+        .expect("pty");
+    assert_eq!(pty.kind, "pty");
+    assert!(
+        !execd
+            .get_pty_session(&pty.id)
+            .await
+            .expect("session")
+            .running
+    );
+
+    let page = execd
+        .list_commands(None, Some(1), None)
+        .await
+        .expect("page 1");
+    assert_eq!(page.commands.len(), 1);
+    assert_eq!(page.commands[0].session, cat.id.clone().expect("cat id"));
+    let cursor = page.pagination.next_cursor.expect("more pages");
+    let next = execd
+        .list_commands(None, Some(1), Some(&cursor))
+        .await
+        .expect("page 2");
+    assert_eq!(next.commands[0].session, first.id);
+    assert!(!next.commands[0].running);
+    let err = execd
+        .list_commands(None, Some(0), None)
+        .await
+        .expect_err("limit");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+}

@@ -27,7 +27,9 @@ namespace OpenSandbox
             Origin = origin;
             _core = new SandboxCore(handle);
             ConnectionConfig = config;
-            Commands = new CommandsService(_core);
+            var commands = new CommandsService(_core);
+            Commands = commands;
+            CommandInventory = commands;
             Files = new FilesService(_core);
             Health = new HealthService(_core);
             Metrics = new MetricsService(_core);
@@ -42,6 +44,8 @@ namespace OpenSandbox
         public SandboxOrigin Origin { get; private set; }
         public ConnectionConfig ConnectionConfig { get; private set; }
         public IExecdCommands Commands { get; private set; }
+        /// <summary>The command inventory (GET /command): <see cref="IExecdCommandInventory.ListCommandsAsync"/>.</summary>
+        public IExecdCommandInventory CommandInventory { get; private set; }
         public ISandboxFiles Files { get; private set; }
         public IExecdHealth Health { get; private set; }
         public IExecdMetrics Metrics { get; private set; }

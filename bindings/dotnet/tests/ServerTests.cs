@@ -18,6 +18,7 @@ using OpenSandbox.Config;
 using OpenSandbox.Core;
 using OpenSandbox.Models;
 using OpenSandbox.Native;
+using OpenSandbox.Services;
 
 namespace OpenSandbox.Tests.Server
 {
@@ -250,6 +251,39 @@ namespace OpenSandbox.Tests.Server
             foreach (var key in new[] { "", "1A", "A-B", "A B", "A=B" })
                 Assert.Throws<InvalidArgumentException>(() => _sb.Commands.SetEnvAsync(key, "v").GetAwaiter().GetResult(), key);
             Assert.Throws<InvalidArgumentException>(() => _sb.Commands.SetEnvAsync("K", "a\0b").GetAwaiter().GetResult());
+        }
+
+        [Test]
+        public async Task ExecutionOperationsRunOnceAndInventoryPages()
+        {
+            var inst = await _sb.Commands.GetExecutionInstanceAsync();
+            Assert.AreEqual(32, inst.InstanceId.Length);
+            Assert.AreEqual(86400, inst.RetentionSeconds);
+            var id = inst.NewOperationId();
+            var opts = new RunCommandOptions { Background = true };
+            var first = await _sb.Commands.CreateCommandOperationAsync(id, "echo ran >> dotnet-keyed.txt", opts);
+            Assert.AreEqual("command", first.Kind);
+            Assert.AreEqual("created", first.State);
+            Assert.AreNotEqual(default(DateTimeOffset), first.ExpiresAt);
+            var again = await _sb.Commands.CreateCommandOperationAsync(id, "echo ran >> dotnet-keyed.txt", opts);
+            Assert.AreEqual(first.Id, again.Id);
+            var conflict = Assert.Throws<SandboxApiException>(() => _sb.Commands.CreateCommandOperationAsync(id, "echo other", opts).GetAwaiter().GetResult());
+            Assert.AreEqual(409, conflict.StatusCode);
+            Assert.AreEqual(first.Id, (await _sb.Commands.GetExecutionOperationAsync("command", id)).Id);
+            var pty = await _sb.Commands.CreatePtyOperationAsync(inst.NewOperationId());
+            Assert.AreEqual("pty", pty.Kind);
+            await Task.Delay(500);
+            var cat = await _sb.Commands.RunAsync("cat dotnet-keyed.txt");
+            Assert.AreEqual(1, cat.Logs.Stdout.Count);
+
+            var page = await _sb.CommandInventory.ListCommandsAsync(limit: 1);
+            Assert.AreEqual(1, page.Commands.Count);
+            Assert.AreEqual(cat.Id, page.Commands[0].Session);
+            Assert.IsInstanceOf<TerminalCommandSummary>(page.Commands[0]);
+            Assert.IsNotNull(page.Pagination.NextCursor);
+            var next = await _sb.CommandInventory.ListCommandsAsync(null, 1, page.Pagination.NextCursor);
+            Assert.AreEqual(first.Id, next.Commands[0].Session);
+            Assert.Throws<InvalidArgumentException>(() => _sb.CommandInventory.ListCommandsAsync(limit: 101).GetAwaiter().GetResult());
         }
 
         [Test]

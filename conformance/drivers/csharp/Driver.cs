@@ -225,7 +225,7 @@ namespace OpenSandbox.Conformance
             {
                 { "hello", "opensandbox-conformance" }, { "protocol", 1L }, { "language", "csharp" },
                 { "sdk", "Alibaba.OpenSandbox (bindings/dotnet)" }, { "sdk_version", Constants.SdkVersion },
-                { "ops", Ops.Concat(Ops11).Cast<object>().ToList() },
+                { "ops", Ops.Concat(Ops11).Concat(OpsExec).Cast<object>().ToList() },
             };
             stdout.WriteLine(Json.Write(hello));
             string line;
@@ -371,6 +371,7 @@ namespace OpenSandbox.Conformance
 
         private static async Task<object> Dispatch(string op, A a)
         {
+            if (IsExecOp(op)) return await ExecOp(op, a).ConfigureAwait(false);
             var dot = op.IndexOf('.');
             var area = dot < 0 ? op : op.Substring(0, dot);
             switch (area)

@@ -661,6 +661,8 @@ func (st *state) dispatch(op string, a args) (any, error) {
 		return st.isolationOp(ctx, op, sb, a)
 	case strings.HasPrefix(op, "pty."):
 		return st.ptyOp(ctx, op, sb, a)
+	case strings.HasPrefix(op, "execution."):
+		return st.executionOp(ctx, op, sb, a)
 	case op == "metrics.watch":
 		n := 1
 		if c, ok := a.num("count"); ok {

@@ -87,7 +87,7 @@ impl ExecdClient {
         }
     }
 
-    fn command_request(
+    pub(crate) fn command_request(
         command: &str,
         argv: Option<&[String]>,
         opts: &RunCommandOptions,

@@ -1,6 +1,7 @@
 //! The execd client: everything served by the daemon inside a sandbox. One client type,
 //! its methods grouped by area in the submodules (commands, sessions, code, files,
-//! metrics, and (1.1) isolated sessions with the scoped file clients).
+//! metrics, (1.1) isolated sessions with the scoped file clients, and keyed execution
+//! creation with the command inventory).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -19,6 +20,7 @@ mod files;
 mod follow;
 mod isolated;
 mod metrics;
+mod operations;
 mod sessions;
 
 pub use commands::{set_env_command, valid_env_key, RunControl, TAIL_CURSOR_HEADER};
@@ -26,6 +28,7 @@ pub use files::{BytesStream, WriteData, WriteEntry};
 pub use follow::{LogChunk, LogFollower};
 pub use isolated::{ISOLATED_TAIL_CURSOR_HEADER, MAX_IDENTITY};
 pub use metrics::MetricsStream;
+pub use operations::{DEFAULT_LIST_LIMIT, OPERATION_ID_HEADER};
 
 /// The port execd listens on inside a sandbox.
 pub const DEFAULT_EXECD_PORT: u16 = 44772;

@@ -256,3 +256,92 @@ pub struct ReadOptions {
     /// Number of lines to return.
     pub limit: Option<u64>,
 }
+
+/// `GET /execution/instance`: one execd lifetime and its recovery window (upstream
+/// execd's keyed creation, issue #1547).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutionInstance {
+    /// 32 characters, new for each execd lifetime.
+    pub instance_id: String,
+    /// The server's Unix time (seconds) when it answered.
+    pub issued_at: i64,
+    /// How long a record is kept from its id's timestamp (86400).
+    #[serde(default)]
+    pub retention_seconds: i64,
+    /// Most records kept at once (4096).
+    #[serde(default)]
+    pub capacity: i64,
+}
+
+impl ExecutionInstance {
+    /// A new operation id, `<instance_id>.<issued_at>.<32 hex>`. Generate it once and
+    /// save it (with the request) BEFORE calling a create method; on recovery, load
+    /// the saved one, never generate another.
+    pub fn new_operation_id(&self) -> String {
+        format!(
+            "{}.{}.{}",
+            self.instance_id,
+            self.issued_at,
+            uuid::Uuid::new_v4().simple()
+        )
+    }
+}
+
+/// A keyed creation record (`POST /command/operations`, `POST /pty/operations`,
+/// `GET /execution/operation`). `created` says the process (or dormant PTY session)
+/// was created, nothing about how a command ends.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutionOperation {
+    /// The command id (status, logs, interrupt) or PTY session id.
+    pub id: String,
+    /// `command` or `pty`.
+    pub kind: String,
+    /// `creating`, `created` or `failed` (open set).
+    pub state: String,
+    /// When the record may be dropped (the id's timestamp + 24 h).
+    #[serde(default, deserialize_with = "super::time::opt")]
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// One command of the command inventory (`GET /command`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandSummary {
+    /// The command id.
+    pub session: String,
+    /// Still running (a running summary has no terminal fields).
+    pub running: bool,
+    /// Started with `background: true`.
+    #[serde(default)]
+    pub background: bool,
+    /// Start time.
+    #[serde(default, deserialize_with = "super::time::opt")]
+    pub started_at: Option<DateTime<Utc>>,
+    /// End time (finished commands).
+    #[serde(default, deserialize_with = "super::time::opt")]
+    pub finished_at: Option<DateTime<Utc>>,
+    /// Exit code (finished commands; null when unknown).
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// Failure text (finished commands that failed).
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// Pagination of a command inventory page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandPagination {
+    /// The page size the server used.
+    pub limit: u32,
+    /// The cursor of the next page; `None` on the last page.
+    #[serde(default, rename = "nextCursor")]
+    pub next_cursor: Option<String>,
+}
+
+/// A weakly consistent page of the command inventory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListCommandsPage {
+    /// The commands of this page, newest first.
+    pub commands: Vec<CommandSummary>,
+    /// Where the next page starts.
+    pub pagination: CommandPagination,
+}

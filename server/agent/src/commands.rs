@@ -51,6 +51,7 @@ use crate::extract::QueryPairs;
 use crate::SharedState;
 
 pub const ROUTES: &[(&str, &str)] = &[
+    ("GET", "/command"),
     ("POST", "/command"),
     ("DELETE", "/command"),
     ("GET", "/command/status/{id}"),
@@ -151,6 +152,18 @@ impl Registry {
         self.lock().insert(record.id.clone(), record);
     }
 
+    /// Whether command `id` is known and still running.
+    pub(crate) fn is_running(&self, id: &str) -> bool {
+        self.get(id).is_some_and(|r| r.state().outcome.is_none())
+    }
+
+    /// Records a command that could not start (exit code 255, `message` as error).
+    fn insert_failed(&self, id: String, background: bool, message: String) {
+        let record = Arc::new(CommandRecord::new(String::new(), background, None, id));
+        record.finish(ExitOutcome::Failed(message));
+        self.insert(record);
+    }
+
     /// Where background logs go: private to this agent instance, created on first use.
     fn state_dir(&self) -> io::Result<&Path> {
         if let Some(dir) = self.state_dir.get() {
@@ -232,6 +245,12 @@ impl CommandRecord {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Whether the process never started.
+    fn launch_failed(&self) -> bool {
+        let state = self.state();
+        state.pgid.is_none() && matches!(state.outcome, Some(ExitOutcome::Failed(_)))
+    }
+
     fn running_pgid(&self) -> Option<i32> {
         let state = self.state();
         state.outcome.is_none().then_some(state.pgid).flatten()
@@ -283,7 +302,12 @@ fn rfc3339(at: DateTime<Utc>) -> String {
 
 pub fn routes() -> Router<SharedState> {
     Router::new()
-        .route("/command", post(run_command).delete(interrupt_command))
+        .route(
+            "/command",
+            post(run_command)
+                .delete(interrupt_command)
+                .get(list_commands),
+        )
         .route("/command/status/{id}", get(command_status))
         .route("/command/{id}/logs", get(command_logs))
 }
@@ -317,20 +341,22 @@ pub(crate) struct CommandSpec {
 }
 
 impl CommandSpec {
-    fn from_request(request: RunCommandRequest, workdir: &Path) -> ApiResult<Self> {
+    /// What `request` runs, as status `content` and a program, and its timeout: the
+    /// caller's mistakes, found without touching the filesystem.
+    fn program(request: &RunCommandRequest) -> ApiResult<(String, Vec<String>, Option<Duration>)> {
         let invalid = |message: String| ApiError::bad_request("INVALID_REQUEST_BODY", message);
-        let (content, program) = match (request.command, request.argv) {
+        let (content, program) = match (&request.command, &request.argv) {
             (Some(command), None) => {
                 if command.trim().is_empty() {
                     return Err(invalid("command must not be empty".into()));
                 }
-                (command.clone(), shell_program(command))
+                (command.clone(), shell_program(command.clone()))
             }
             (None, Some(argv)) => {
                 if argv.first().is_none_or(|first| first.is_empty()) {
                     return Err(invalid("argv[0] must be a non-empty program".into()));
                 }
-                (argv.join(" "), argv)
+                (argv.join(" "), argv.clone())
             }
             (Some(_), Some(_)) => return Err(invalid("command and argv are exclusive".into())),
             (None, None) => return Err(invalid("command is required".into())),
@@ -346,6 +372,14 @@ impl CommandSpec {
         if request.gid.is_some() && request.uid.is_none() {
             return Err(invalid("gid requires uid".into()));
         }
+        if request.cwd.as_deref().is_some_and(|c| c.contains('\0')) {
+            return Err(invalid("cwd contains a NUL byte".into()));
+        }
+        Ok((content, program, timeout))
+    }
+
+    fn from_request(request: RunCommandRequest, workdir: &Path) -> ApiResult<Self> {
+        let (content, program, timeout) = Self::program(&request)?;
         let plain = request.cwd.as_deref().is_none_or(str::is_empty)
             && request.uid.is_none()
             && request.envs.as_ref().is_none_or(HashMap::is_empty)
@@ -441,7 +475,15 @@ pub(crate) fn resolve_cwd(requested: Option<&str>, workdir: &Path) -> ApiResult<
 /// Run `spec` in the foreground and stream its output. Never fails once validated:
 /// a spawn failure becomes the stream's `error` event.
 pub(crate) fn run_foreground(state: &SharedState, spec: CommandSpec) -> Response {
-    let id = new_id();
+    launch_foreground(state, spec, new_id()).0
+}
+
+/// [`run_foreground`] under the id `id`; also returns the command's record.
+fn launch_foreground(
+    state: &SharedState,
+    spec: CommandSpec,
+    id: String,
+) -> (Response, Arc<CommandRecord>) {
     let record = Arc::new(CommandRecord::new(
         spec.content.clone(),
         false,
@@ -483,7 +525,7 @@ pub(crate) fn run_foreground(state: &SharedState, spec: CommandSpec) -> Response
             tokio::spawn(async move {
                 let _ = sink.send(outcome.terminal_event(started.elapsed())).await;
             });
-            return response;
+            return (response, record);
         }
     };
     let pgid = child.id().and_then(|pid| i32::try_from(pid).ok());
@@ -491,6 +533,7 @@ pub(crate) fn run_foreground(state: &SharedState, spec: CommandSpec) -> Response
     let timeout = spec.timeout;
     let framing = output_framing();
 
+    let kept = Arc::clone(&record);
     tokio::spawn(async move {
         let (exited_tx, exited_rx) = watch::channel(false);
         let pumps = [
@@ -526,7 +569,7 @@ pub(crate) fn run_foreground(state: &SharedState, spec: CommandSpec) -> Response
         }
         let _ = sink.send(event).await;
     });
-    response
+    (response, kept)
 }
 
 /// The default foreground command `spec` running in the ready shell, if it is one a
@@ -568,7 +611,15 @@ fn oom_note(outcome: &ExitOutcome, before: Option<u64>) -> Option<String> {
 const LOG_DRAIN: Duration = Duration::from_millis(500);
 
 fn run_background(state: &SharedState, spec: CommandSpec) -> ApiResult<Response> {
-    let id = new_id();
+    launch_background(state, spec, new_id()).map(|(response, _)| response)
+}
+
+/// [`run_background`] under the id `id`; also returns the command's record.
+fn launch_background(
+    state: &SharedState,
+    spec: CommandSpec,
+    id: String,
+) -> ApiResult<(Response, Arc<CommandRecord>)> {
     let dir = state.commands.state_dir().map_err(|err| {
         ApiError::runtime(format!("cannot create the agent state directory: {err}"))
     })?;
@@ -602,6 +653,7 @@ fn run_background(state: &SharedState, spec: CommandSpec) -> ApiResult<Response>
     // processes have all exited.
     drop((out, err));
     let (sink, response) = event_stream(&id);
+    let kept = Arc::clone(&record);
 
     match spawned {
         Ok(mut child) => {
@@ -630,7 +682,42 @@ fn run_background(state: &SharedState, spec: CommandSpec) -> ApiResult<Response>
             });
         }
     }
-    Ok(response)
+    Ok((response, kept))
+}
+
+/// The caller's mistakes in `request` (`POST /command/operations` refuses them before
+/// claiming the operation id).
+pub(crate) fn check_request(request: &RunCommandRequest) -> ApiResult<()> {
+    CommandSpec::program(request).map(|_| ())
+}
+
+/// Starts a keyed command (`POST /command/operations`) under `id`, foreground or
+/// background, without a stream: its output is read and dropped (foreground) or
+/// logged (background). Returns whether the process started; when it did not, the
+/// command's status says why (exit code 255). Its status shows no `content`, as
+/// upstream's keyed commands.
+pub(crate) fn launch_keyed(state: &SharedState, request: RunCommandRequest, id: String) -> bool {
+    let background = request.background;
+    let mut spec = match CommandSpec::from_request(request, &state.config.workdir) {
+        Ok(spec) => spec,
+        Err(err) => {
+            state.commands.insert_failed(id, background, err.message);
+            return false;
+        }
+    };
+    spec.content = String::new();
+    let record = if spec.background {
+        match launch_background(state, spec, id.clone()) {
+            Ok((_, record)) => record,
+            Err(err) => {
+                state.commands.insert_failed(id, true, err.message);
+                return false;
+            }
+        }
+    } else {
+        launch_foreground(state, spec, id).1
+    };
+    !record.launch_failed()
 }
 
 /// Wait for `child`, SIGKILLing its group when `timeout` passes (Go's
@@ -955,6 +1042,238 @@ async fn command_logs(
     Ok(response)
 }
 
+/// Default and largest `limit` of `GET /command`.
+const INVENTORY_DEFAULT_LIMIT: usize = 50;
+const INVENTORY_MAX_LIMIT: usize = 100;
+/// Longest cursor accepted.
+const INVENTORY_CURSOR_MAX: usize = 256;
+
+/// Which commands `GET /command` lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InventoryFilter {
+    All,
+    Running,
+    Terminal,
+}
+
+impl InventoryFilter {
+    fn tag(self) -> &'static str {
+        match self {
+            Self::All => "a",
+            Self::Running => "r",
+            Self::Terminal => "t",
+        }
+    }
+}
+
+/// A parsed `GET /command` query.
+#[derive(Debug, PartialEq, Eq)]
+struct InventoryQuery {
+    filter: InventoryFilter,
+    limit: usize,
+    cursor: Option<String>,
+}
+
+/// Parses the inventory query as upstream does: only `running` (`true`/`false`),
+/// `limit` (1–100) and `cursor`, each at most once, no empty components; an empty
+/// cursor is `invalid cursor`, anything else wrong `invalid query parameter`.
+fn inventory_query(raw: Option<&str>) -> Result<InventoryQuery, &'static str> {
+    const QUERY: &str = "invalid query parameter";
+    const CURSOR: &str = "invalid cursor";
+    let mut query = InventoryQuery {
+        filter: InventoryFilter::All,
+        limit: INVENTORY_DEFAULT_LIMIT,
+        cursor: None,
+    };
+    let Some(raw) = raw.filter(|r| !r.is_empty()) else {
+        return Ok(query);
+    };
+    let decode = |part: &str| {
+        percent_encoding::percent_decode_str(&part.replace('+', " "))
+            .decode_utf8()
+            .map(|c| c.into_owned())
+            .ok()
+            .filter(|_| {
+                // A `%` not followed by two hex digits is malformed.
+                let bytes = part.as_bytes();
+                bytes.iter().enumerate().all(|(i, b)| {
+                    *b != b'%'
+                        || (bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+                            && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
+                })
+            })
+    };
+    let (mut invalid, mut empty_cursor) = (false, false);
+    let mut seen = [false; 3];
+    for component in raw.split('&') {
+        if component.is_empty() {
+            invalid = true;
+            continue;
+        }
+        let (raw_key, raw_value, has_value) = match component.split_once('=') {
+            Some((k, v)) => (k, v, true),
+            None => (component, "", false),
+        };
+        let (Some(key), Some(value)) = (decode(raw_key), decode(raw_value)) else {
+            invalid = true;
+            continue;
+        };
+        if key == "cursor" && (!has_value || value.trim().is_empty()) {
+            empty_cursor = true;
+            continue;
+        }
+        let slot = match key.as_str() {
+            "running" => 0,
+            "limit" => 1,
+            "cursor" => 2,
+            _ => {
+                invalid = true;
+                continue;
+            }
+        };
+        if !has_value || seen[slot] || value.trim().is_empty() {
+            invalid = true;
+            continue;
+        }
+        seen[slot] = true;
+        match slot {
+            0 => match value.as_str() {
+                "true" => query.filter = InventoryFilter::Running,
+                "false" => query.filter = InventoryFilter::Terminal,
+                _ => invalid = true,
+            },
+            1 => match value.parse::<usize>() {
+                Ok(limit)
+                    if value.bytes().all(|b| b.is_ascii_digit())
+                        && (1..=INVENTORY_MAX_LIMIT).contains(&limit) =>
+                {
+                    query.limit = limit
+                }
+                _ => invalid = true,
+            },
+            _ => query.cursor = Some(value),
+        }
+    }
+    if empty_cursor {
+        return Err(CURSOR);
+    }
+    if invalid {
+        return Err(QUERY);
+    }
+    Ok(query)
+}
+
+/// One command of the inventory, sorted by (started, id) descending.
+struct InventoryItem {
+    started_nanos: i64,
+    id: String,
+    summary: serde_json::Value,
+}
+
+/// An opaque cursor: `1-<instance>-<filter>-<started nanos>-<id>`, valid only in this
+/// agent lifetime, for the same filter.
+fn encode_cursor(instance: &str, filter: InventoryFilter, nanos: i64, id: &str) -> String {
+    format!("1-{instance}-{}-{nanos}-{id}", filter.tag())
+}
+
+fn decode_cursor(cursor: &str, instance: &str, filter: InventoryFilter) -> Option<(i64, String)> {
+    if cursor.len() > INVENTORY_CURSOR_MAX
+        || !cursor
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return None;
+    }
+    let rest = cursor.strip_prefix("1-")?.strip_prefix(instance)?;
+    let rest = rest.strip_prefix('-')?.strip_prefix(filter.tag())?;
+    let (nanos, id) = rest.strip_prefix('-')?.split_once('-')?;
+    let nanos = nanos
+        .parse::<i64>()
+        .ok()
+        .filter(|n| n.to_string() == nanos)?;
+    (!id.is_empty()).then(|| (nanos, id.to_owned()))
+}
+
+/// `GET /command?running=&limit=&cursor=`: a page of the command inventory, newest
+/// first (`{commands: [...], pagination: {limit, nextCursor?}}`), `no-store`.
+async fn list_commands(
+    State(state): State<SharedState>,
+    axum::extract::RawQuery(raw): axum::extract::RawQuery,
+) -> Response {
+    let mut response = match list_commands_inner(&state, raw.as_deref()) {
+        Ok(page) => Json(page).into_response(),
+        Err(err) => err.into_response(),
+    };
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+fn list_commands_inner(state: &SharedState, raw: Option<&str>) -> ApiResult<serde_json::Value> {
+    let query = inventory_query(raw).map_err(|m| ApiError::bad_request("INVALID_QUERY", m))?;
+    let instance = state.operations.instance_id();
+    let frontier = match &query.cursor {
+        None => None,
+        Some(cursor) => Some(
+            decode_cursor(cursor, instance, query.filter)
+                .ok_or_else(|| ApiError::bad_request("INVALID_QUERY", "invalid cursor"))?,
+        ),
+    };
+    let records: Vec<Arc<CommandRecord>> = state.commands.lock().values().cloned().collect();
+    let mut items: Vec<InventoryItem> = records
+        .iter()
+        .filter_map(|record| {
+            let status = record.state();
+            let running = status.outcome.is_none();
+            let wanted = match query.filter {
+                InventoryFilter::All => true,
+                InventoryFilter::Running => running,
+                InventoryFilter::Terminal => !running,
+            };
+            if !wanted {
+                return None;
+            }
+            let started_nanos = record.started_at.timestamp_nanos_opt().unwrap_or(0);
+            let mut summary = serde_json::json!({
+                "session": record.id,
+                "running": running,
+                "background": record.background,
+                "started_at": rfc3339(record.started_at),
+            });
+            if let (Some(map), Some(outcome)) = (summary.as_object_mut(), &status.outcome) {
+                map.insert("finished_at".into(), status.finished_at.map(rfc3339).into());
+                map.insert("exit_code".into(), outcome.exit_code().into());
+                if let Some(error) = outcome.error_text() {
+                    map.insert("error".into(), error.into());
+                }
+            }
+            Some(InventoryItem {
+                started_nanos,
+                id: record.id.clone(),
+                summary,
+            })
+        })
+        .filter(|item| {
+            frontier
+                .as_ref()
+                .is_none_or(|(nanos, id)| (item.started_nanos, &item.id) < (*nanos, id))
+        })
+        .collect();
+    items.sort_by(|a, b| (b.started_nanos, &b.id).cmp(&(a.started_nanos, &a.id)));
+    let more = items.len() > query.limit;
+    items.truncate(query.limit);
+    let mut pagination = serde_json::json!({ "limit": query.limit });
+    if let (true, Some(last), Some(map)) = (more, items.last(), pagination.as_object_mut()) {
+        map.insert(
+            "nextCursor".into(),
+            encode_cursor(instance, query.filter, last.started_nanos, &last.id).into(),
+        );
+    }
+    let commands: Vec<serde_json::Value> = items.into_iter().map(|i| i.summary).collect();
+    Ok(serde_json::json!({ "commands": commands, "pagination": pagination }))
+}
+
 /// `DELETE /command?id=`: a command, else a bash session (closed), else a code
 /// context (its running cell interrupted).
 async fn interrupt_command(State(state): State<SharedState>, query: QueryPairs) -> ApiResult<()> {
@@ -1137,6 +1456,84 @@ mod tests {
             pumped(b"x\n\ny\n", OutputFraming::Kept).await,
             ["x\n", "\n", "y\n"]
         );
+    }
+
+    #[test]
+    fn inventory_query_is_strict() {
+        let ok = |q: &str| inventory_query(Some(q)).expect(q);
+        assert_eq!(inventory_query(None).unwrap().limit, 50);
+        assert_eq!(ok("running=true").filter, InventoryFilter::Running);
+        assert_eq!(ok("running=false&limit=25").limit, 25);
+        assert_eq!(ok("cursor=abc").cursor.as_deref(), Some("abc"));
+        assert_eq!(ok("limit=100").limit, 100);
+        for bad in [
+            "unknown=value",
+            "limit=1&limit=2",
+            "running=true&running=false",
+            "cursor=one&cursor=two",
+            "running=",
+            "limit=",
+            "running=%20",
+            "running=TRUE",
+            "limit=0",
+            "limit=101",
+            "limit=+5",
+            "limit=-1",
+            "limit=99999999999999999999999",
+            "&running=true",
+            "running=true&",
+            "&&",
+            "running=true&&limit=25",
+            "running=%zz",
+            "running",
+        ] {
+            assert_eq!(
+                inventory_query(Some(bad)),
+                Err("invalid query parameter"),
+                "{bad}"
+            );
+        }
+        for bad in [
+            "cursor=",
+            "cursor",
+            "cursor=&running=",
+            "running=&cursor=",
+            "&&cursor=",
+            "cursor=%20",
+        ] {
+            assert_eq!(inventory_query(Some(bad)), Err("invalid cursor"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn inventory_cursors_round_trip_and_refuse_others() {
+        let inst = "0123456789abcdef0123456789abcdef";
+        let c = encode_cursor(inst, InventoryFilter::Running, 1_700_000_000_123, "abc");
+        assert_eq!(
+            decode_cursor(&c, inst, InventoryFilter::Running),
+            Some((1_700_000_000_123, "abc".into()))
+        );
+        assert_eq!(decode_cursor(&c, inst, InventoryFilter::All), None);
+        assert_eq!(
+            decode_cursor(&c, &inst.replace('0', "1"), InventoryFilter::Running),
+            None
+        );
+        let bad = [
+            String::new(),
+            "x".into(),
+            "1-".into(),
+            c.replace("-abc", "-"),
+            c.replace("-r-", "-r-01"),
+            "a".repeat(300),
+            "1-a b".into(),
+        ];
+        for bad in &bad {
+            assert_eq!(
+                decode_cursor(bad, inst, InventoryFilter::Running),
+                None,
+                "{bad}"
+            );
+        }
     }
 
     #[test]

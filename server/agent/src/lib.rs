@@ -13,6 +13,8 @@
 //! - [`sessions`]: persistent bash sessions.
 //! - [`code`]: code-interpreter contexts (python, javascript, bash) and code runs.
 //! - [`pty`]: interactive terminal sessions over a WebSocket (`/pty`).
+//! - [`operations`]: keyed command/PTY creation (`/execution/*`, `POST
+//!   /command/operations`, `POST /pty/operations`): a retry never starts twice.
 //! - [`paths`]: confinement of user paths to the sandbox root.
 //! - [`files`]: file and directory operations, upload and download, each in a scope
 //!   (as the agent, as a given user, or inside an isolated session).
@@ -41,6 +43,7 @@ pub mod identity;
 pub mod isolated;
 pub mod logcap;
 pub mod metrics;
+pub mod operations;
 pub mod paths;
 pub mod pty;
 pub mod serve;
@@ -78,6 +81,7 @@ pub struct AgentState {
     pub code: code::Registry,
     pub pty: pty::Registry,
     pub isolated: isolated::Registry,
+    pub operations: operations::Registry,
 }
 
 impl AgentState {
@@ -89,6 +93,7 @@ impl AgentState {
             code: code::Registry::default(),
             pty: pty::Registry::default(),
             isolated: isolated::Registry::default(),
+            operations: operations::Registry::default(),
         }
     }
 }
@@ -108,6 +113,7 @@ pub fn routes_table() -> Vec<(&'static str, &'static str)> {
     all.extend_from_slice(files::SESSION_ROUTES);
     all.extend_from_slice(metrics::ROUTES);
     all.extend_from_slice(pty::ROUTES);
+    all.extend_from_slice(operations::ROUTES);
     all
 }
 
@@ -153,6 +159,7 @@ pub fn router(config: AgentConfig) -> Router {
         .merge(isolated::routes(Arc::clone(&state)))
         .merge(metrics::routes())
         .merge(pty::routes())
+        .merge(operations::routes())
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(route_not_found)
         .layer(DefaultBodyLimit::max(JSON_BODY_LIMIT))

@@ -510,3 +510,45 @@ async fn a_slow_reader_keeps_memory_bounded_and_loses_nothing() {
     let st: Value = agent.get(&format!("/pty/{id}")).await.json().await.unwrap();
     assert_eq!(st["output_offset"], out.len() as u64);
 }
+
+/// A keyed session (`POST /pty/operations`) starts its shell once: attaching after the
+/// shell exited replays its output and reports the same exit instead of starting
+/// another shell (upstream execd's rule for keyed sessions; unkeyed ones restart).
+#[tokio::test]
+async fn a_keyed_session_launches_once() {
+    let agent = start().await;
+    let execd = client(&agent);
+    let instance = execd.get_execution_instance().await.unwrap();
+    let marker = agent.workdir.join("pty-starts");
+    let command = format!("echo $$ >> {}; echo keyed-out; exit 7", marker.display());
+    let op = execd
+        .create_pty_operation(&instance.new_operation_id(), None, Some(&command))
+        .await
+        .unwrap();
+    assert_eq!((op.kind.as_str(), op.state.as_str()), ("pty", "created"));
+    let mut conn = execd
+        .attach_pty(&op.id, &PtyAttachOptions::default())
+        .await
+        .unwrap();
+    let (out, exit, _) = read_to_end(&mut conn).await;
+    assert!(String::from_utf8_lossy(&out).contains("keyed-out"));
+    assert_eq!(exit, Some(7));
+    for _ in 0..2 {
+        let mut again = execd
+            .attach_pty(&op.id, &PtyAttachOptions::default())
+            .await
+            .unwrap();
+        let (replayed, exit, close) = read_to_end(&mut again).await;
+        assert!(String::from_utf8_lossy(&replayed).contains("keyed-out"));
+        assert_eq!((exit, close), (Some(7), Some(1000)));
+    }
+    let starts = std::fs::read_to_string(&marker).unwrap();
+    assert_eq!(starts.lines().count(), 1, "{starts}");
+    let status: Value = agent
+        .get(&format!("/pty/{}", op.id))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(status["running"], false);
+}

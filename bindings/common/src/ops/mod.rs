@@ -5,6 +5,7 @@
 pub mod code;
 pub mod commands;
 pub mod direct;
+pub mod execution;
 pub mod files;
 pub mod isolation;
 pub mod lifecycle;
@@ -119,6 +120,11 @@ op_table! {
     "commands.get_background_command_logs" => LogsArgs, commands::get_background_command_logs, "CommandLogs";
     "commands.create_session" => CreateSessionArgs, commands::create_session, "SessionId";
     "commands.delete_session" => SessionIdArgs, commands::delete_session, "null";
+    "commands.list" => execution::ListCommandsArgs, execution::list, "ListCommandsPage";
+    "execution.get_instance" => SandboxArgs, execution::get_instance, "ExecutionInstance";
+    "execution.get_operation" => execution::GetOperationArgs, execution::get_operation, "ExecutionOperation";
+    "execution.create_command" => execution::CreateCommandArgs, execution::create_command, "ExecutionOperation";
+    "execution.create_pty" => execution::CreatePtyArgs, execution::create_pty, "ExecutionOperation";
     "code.create_context" => CreateContextArgs, code::create_context, "CodeContext";
     "code.get_context" => ContextIdArgs, code::get_context, "CodeContext";
     "code.list_contexts" => LanguageArgs, code::list_contexts, "CodeContext[]";

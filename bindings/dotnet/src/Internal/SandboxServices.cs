@@ -76,7 +76,7 @@ namespace OpenSandbox.Internal
         }
     }
 
-    internal sealed class CommandsService : IExecdCommands
+    internal sealed partial class CommandsService : IExecdCommands
     {
         private readonly SandboxCore _core;
 

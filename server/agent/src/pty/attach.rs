@@ -233,8 +233,9 @@ fn framed(channel: u8, data: &[u8]) -> Message {
 
 async fn serve(mut socket: WebSocket, mut attachment: Attachment, mode: Mode) {
     let session = Arc::clone(&attachment.session);
-    let mode = match session.ensure_started(mode) {
-        Ok(mode) => mode,
+    let (mode, exited) = match session.ensure_started(mode) {
+        Ok(super::Launch::Running(mode)) => (mode, None),
+        Ok(super::Launch::Exited(mode, code)) => (mode, Some(code)),
         Err(err) => {
             let message = format!("cannot start bash: {err}");
             let _ = send(&mut socket, error_frame("START_FAILED", &message)).await;
@@ -252,6 +253,16 @@ async fn serve(mut socket: WebSocket, mut attachment: Attachment, mode: Mode) {
     }
     let connected = json!({"type": "connected", "session_id": session.id, "mode": mode.as_str()});
     if !send(&mut socket, text(connected)).await {
+        return;
+    }
+    if let Some(code) = exited {
+        // A keyed session's shell ran once: report its end, start nothing.
+        let _ = send(
+            &mut socket,
+            text(json!({"type": "exit", "exit_code": code})),
+        )
+        .await;
+        let _ = send(&mut socket, close(CLOSE_NORMAL, "process exited")).await;
         return;
     }
 

@@ -7,7 +7,9 @@
 //!   keep-alive.
 //!
 //! A session is created by `POST /pty`, but its shell starts on the first attach
-//! (which picks PTY or pipe mode) and again on the first attach after it exited. Every
+//! (which picks PTY or pipe mode) and again on the first attach after it exited. A
+//! keyed session (`POST /pty/operations`) starts once: a later attach replays its
+//! output and reports its exit, and a failed start is not retried. Every
 //! output byte goes through [`PtySession::publish`], which appends it to the buffer
 //! and hands it to the attached client under one lock, so an attach's replay snapshot
 //! and its live feed never overlap and never leave a gap.
@@ -90,6 +92,20 @@ struct Inner {
     generations: u64,
     clients: u64,
     deleted: bool,
+    /// A start was attempted (keyed sessions allow one).
+    launch_attempted: bool,
+    /// The mode and exit code of the last shell, once it exited.
+    last_exit: Option<(Mode, i32)>,
+}
+
+/// What an attach finds after [`PtySession::ensure_started`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Launch {
+    /// The shell runs in this mode.
+    Running(Mode),
+    /// A keyed session whose one shell exited with this code: the attach replays the
+    /// output and reports the exit instead of starting another shell.
+    Exited(Mode, i32),
 }
 
 /// One PTY session.
@@ -97,6 +113,8 @@ pub struct PtySession {
     pub id: String,
     cwd: PathBuf,
     command: Option<String>,
+    /// Created by `POST /pty/operations`: one launch, never restarted (upstream).
+    keyed: bool,
     inner: Mutex<Inner>,
 }
 
@@ -135,12 +153,22 @@ impl PtySession {
         }
     }
 
-    /// Starts the shell unless it runs; returns the mode it runs in.
-    fn ensure_started(self: &Arc<Self>, mode: Mode) -> std::io::Result<Mode> {
+    /// Starts the shell unless it runs. A keyed session starts at most once: after its
+    /// shell exited it reports that exit, and after a failed start it fails again.
+    fn ensure_started(self: &Arc<Self>, mode: Mode) -> std::io::Result<Launch> {
         let mut inner = self.lock();
         if let Some(running) = &inner.shell {
-            return Ok(running.mode);
+            return Ok(Launch::Running(running.mode));
         }
+        if self.keyed && inner.launch_attempted {
+            return match inner.last_exit {
+                Some((mode, code)) => Ok(Launch::Exited(mode, code)),
+                None => Err(std::io::Error::other(
+                    "this keyed session's one launch was already attempted",
+                )),
+            };
+        }
+        inner.launch_attempted = true;
         let started = shell::start(mode, &self.cwd, self.command.as_deref())?;
         inner.generations += 1;
         let generation = inner.generations;
@@ -153,7 +181,7 @@ impl PtySession {
         });
         drop(inner);
         self.supervise(generation, started.child, started.outputs);
-        Ok(mode)
+        Ok(Launch::Running(mode))
     }
 
     /// Pumps the shell's output into the session and reaps the shell; when it exits,
@@ -189,11 +217,8 @@ impl PtySession {
             }
             let live = {
                 let mut inner = session.lock();
-                if inner
-                    .shell
-                    .as_ref()
-                    .is_some_and(|r| r.generation == generation)
-                {
+                if let Some(running) = inner.shell.as_ref().filter(|r| r.generation == generation) {
+                    inner.last_exit = Some((running.mode, code));
                     inner.shell = None;
                 }
                 inner.holder.as_ref().map(|h| h.live.clone())
@@ -308,6 +333,41 @@ impl Registry {
     fn remove(&self, id: &str) -> Option<Arc<PtySession>> {
         self.lock().remove(id)
     }
+
+    /// Whether session `id` exists and its shell runs.
+    pub(crate) fn is_running(&self, id: &str) -> bool {
+        self.get(id).is_some_and(|s| s.lock().shell.is_some())
+    }
+
+    /// Drops session `id` unless its shell runs (a keyed session whose operation
+    /// record expired).
+    pub(crate) fn discard(&self, id: &str) {
+        let mut sessions = self.lock();
+        if sessions.get(id).is_some_and(|s| s.lock().shell.is_none()) {
+            if let Some(session) = sessions.remove(id) {
+                drop(sessions);
+                session.close();
+            }
+        }
+    }
+}
+
+/// Creates the dormant session `id` of a keyed creation (`POST /pty/operations`).
+pub(crate) fn create_keyed(
+    state: &SharedState,
+    id: String,
+    cwd: &str,
+    command: &str,
+) -> ApiResult<()> {
+    let cwd = working_directory(Some(cwd), &state.config.workdir)?;
+    let session = Arc::new(PtySession {
+        id,
+        cwd,
+        command: Some(command.to_owned()).filter(|c| !c.is_empty()),
+        keyed: true,
+        inner: Mutex::new(Inner::default()),
+    });
+    state.pty.insert(session)
 }
 
 pub fn routes() -> Router<SharedState> {
@@ -350,6 +410,7 @@ async fn create(
         id: uuid::Uuid::new_v4().to_string(),
         cwd,
         command: request.command.filter(|c| !c.is_empty()),
+        keyed: false,
         inner: Mutex::new(Inner::default()),
     });
     let session_id = session.id.clone();
