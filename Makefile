@@ -98,6 +98,7 @@ else
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 endif
 	python3 scripts/workspace_hack.py --check
+	python3 scripts/check_test_targets.py
 
 fmt:
 	$(CARGO) fmt --all

@@ -18,7 +18,7 @@
 #              name moved below /tmp/fuzz of the sandbox (scripts/schemathesis_hooks.py).
 #              The 1.1 `/v1/...` routes (isolated sessions, identity files) are left
 #              out: their writes are the file routes' and they are tested by
-#              server/tests/isolated_runc.rs and the conformance areas isolated and
+#              server/tests/suite/isolated_runc.rs and the conformance areas isolated and
 #              identity_files.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -20,7 +20,7 @@ pub(crate) const KIND_STDOUT: u8 = 1;
 pub(crate) const KIND_STDERR: u8 = 2;
 
 /// `batch` in the layout above.
-pub(crate) fn encode(op: &str, batch: &Batch) -> Result<Vec<u8>, OpError> {
+pub fn encode(op: &str, batch: &Batch) -> Result<Vec<u8>, OpError> {
     let text: usize = batch
         .events
         .iter()
@@ -59,48 +59,4 @@ fn push(op: &str, out: &mut Vec<u8>, kind: u8, ts: i64, data: &[u8]) -> Result<(
     out.extend_from_slice(&len.to_le_bytes());
     out.extend_from_slice(data);
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn items_are_laid_out_in_order() {
-        let batch = Batch {
-            events: vec![
-                Item::Json(json!({"type": "init", "id": "x", "timestamp": 1})),
-                Item::Output {
-                    stderr: false,
-                    text: "héllo".into(),
-                    timestamp: 7,
-                },
-                Item::Output {
-                    stderr: true,
-                    text: String::new(),
-                    timestamp: -1,
-                },
-            ],
-            done: true,
-        };
-        let b = encode("t", &batch).unwrap();
-        assert_eq!(b[0], 1);
-        let mut at = 1;
-        let mut next = || {
-            let kind = b[at];
-            let ts = i64::from_le_bytes(b[at + 1..at + 9].try_into().unwrap());
-            let len = u32::from_le_bytes(b[at + 9..at + 13].try_into().unwrap()) as usize;
-            let data = b[at + 13..at + 13 + len].to_vec();
-            at += 13 + len;
-            (kind, ts, data)
-        };
-        let (k, ts, d) = next();
-        assert_eq!((k, ts), (KIND_JSON, 0));
-        let v: serde_json::Value = serde_json::from_slice(&d).unwrap();
-        assert_eq!(v["type"], "init");
-        assert_eq!(next(), (KIND_STDOUT, 7, "héllo".as_bytes().to_vec()));
-        assert_eq!(next(), (KIND_STDERR, -1, vec![]));
-        assert_eq!(at, b.len());
-    }
 }

@@ -14,7 +14,9 @@ use std::ffi::c_char;
 
 mod cancel;
 mod error;
-mod items;
+// Public only for its layout test (tests/items.rs); not part of the C ABI.
+#[doc(hidden)]
+pub mod items;
 mod session;
 mod transfer;
 mod util;

@@ -6,6 +6,7 @@
 // #[test] functions; this covers the helpers around them too).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "suite/exec_support/mod.rs"]
 mod exec_support;
 
 use std::path::{Path, PathBuf};

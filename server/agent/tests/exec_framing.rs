@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "suite/exec_support/mod.rs"]
 mod exec_support;
 
 use exec_support::{kinds, start_with_framing, texts};

@@ -108,38 +108,3 @@ fn main() -> std::process::ExitCode {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn handshake_lists_the_conformance_ops_only() {
-        let h = handshake();
-        let ops: Vec<&str> = h["ops"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
-        assert!(ops.contains(&"commands.run"));
-        assert!(ops.contains(&"execution.wait"));
-        assert!(!ops.contains(&"release"));
-    }
-
-    #[test]
-    fn bad_requests_get_an_answer() {
-        let s = Session::new();
-        let v = opensandbox_core::runtime::block_on(answer(&s, "not json"));
-        assert_eq!(v["error"]["kind"], "driver_error");
-        let v = opensandbox_core::runtime::block_on(answer(&s, r#"{"id": 3, "op": "x.y"}"#));
-        assert_eq!(v["id"], 3);
-        assert_eq!(v["error"]["kind"], "unsupported_op");
-        let v = opensandbox_core::runtime::block_on(answer(
-            &s,
-            r#"{"id": 4, "op": "commands.run", "args": {"sandbox": "s", "comand": "ls"}}"#,
-        ));
-        assert_eq!(v["error"]["kind"], "invalid_argument");
-        assert!(v["error"]["message"].as_str().unwrap().contains("comand"));
-    }
-}

@@ -4,7 +4,7 @@
 // #[test] functions; this covers the helpers around them too).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod files_support;
+use crate::files_support;
 
 use std::time::Instant;
 

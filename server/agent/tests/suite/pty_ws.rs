@@ -6,7 +6,7 @@
 // A test crate: a failed unwrap/expect is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod exec_support;
+use crate::exec_support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

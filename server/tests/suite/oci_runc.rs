@@ -10,7 +10,7 @@
 // #[test] functions; this covers the helpers around them too).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

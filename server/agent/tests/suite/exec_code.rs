@@ -4,7 +4,7 @@
 // #[test] functions; this covers the helpers around them too).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod exec_support;
+use crate::exec_support;
 
 use std::time::Duration;
 

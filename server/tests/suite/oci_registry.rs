@@ -10,7 +10,7 @@
 // `#[test]` functions only, not in the helpers they share).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod exec_support;
+use crate::exec_support;
 
 use std::time::{Duration, Instant};
 

@@ -8,7 +8,7 @@
 // Test helpers panic on purpose: a failed request is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;

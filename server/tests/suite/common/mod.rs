@@ -7,6 +7,7 @@
 // includes this module, whether or not its root allows them too).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[macro_use]
 pub mod runc;
 
 use std::io::{BufRead, BufReader};

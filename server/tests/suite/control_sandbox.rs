@@ -6,7 +6,7 @@
 // #[test] functions; this covers the helpers around them too).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Server, EXECD_PORT, KEY};
 use serde_json::{json, Value};

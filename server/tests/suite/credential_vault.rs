@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{body, Server, EGRESS_PORT};
 use serde_json::{json, Value};
