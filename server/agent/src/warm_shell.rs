@@ -11,8 +11,10 @@
 //! running (only after the first command: an idle sandbox that never runs one has no
 //! extra process). Not at the handover itself: on a busy machine the new bash's exec
 //! and start-up (about 1 ms of CPU) then ran ahead of the handed command on the same
-//! core and made a `run("true")` three times slower (see "Command start" in
-//! docs/architecture.md). A command that arrives while the next shell is being
+//! core and made a `run("true")` twice as slow (see "Command start" in
+//! docs/architecture.md). Except for commands that come back to back (within
+//! [`BACK_TO_BACK`] of the previous one's end), whose successor is due before a shell
+//! started at the end could be ready: theirs starts at the handover, as before. A command that arrives while the next shell is being
 //! spawned waits for it ([`WarmShells::settle`]) instead of starting a bash of its own.
 //! A shell started before the env file changed (a `set_env`, see `crate::envfile`) is
 //! not used.
@@ -56,6 +58,10 @@ const BOOTSTRAP: &str = concat!(
 /// How long after a handover the next shell is started when the handed command is
 /// still running (a command that ends sooner starts it at its end).
 pub const REFILL_AFTER: Duration = Duration::from_millis(5);
+
+/// A default command arriving within this of the previous one's end starts the next
+/// shell at its handover (see [`WarmShells::refill_later`]).
+const BACK_TO_BACK: Duration = Duration::from_millis(2);
 
 /// The longest a command waits for a shell being spawned ([`WarmShells::settle`]):
 /// a spawn takes well under a millisecond; past this the command starts its own bash.
@@ -101,6 +107,7 @@ pub struct Refill {
 
 impl Drop for Refill {
     fn drop(&mut self) {
+        self.warm.lock().last_end = Some(std::time::Instant::now());
         self.warm
             .refill(std::mem::take(&mut self.workdir), self.widen);
     }
@@ -192,6 +199,8 @@ struct Slot {
     starting: bool,
     /// bash is missing or cannot be started: never try again.
     disabled: bool,
+    /// When the last default command ended (its [`Refill`] was dropped).
+    last_end: Option<std::time::Instant>,
 }
 
 impl WarmShells {
@@ -246,12 +255,22 @@ impl WarmShells {
     /// The start of the next shell for a command just handed over (or spawned the
     /// ordinary way): it happens when the returned [`Refill`] is dropped (the caller
     /// drops it once the command's terminal event is queued), or [`REFILL_AFTER`]
-    /// from now if the command is still running then.
+    /// from now if the command is still running then. Commands coming back to back
+    /// (this one less than [`BACK_TO_BACK`] after the previous one ended) start it
+    /// now: the next one is due before a shell started at the end could be ready, and
+    /// a head start costs it less than the handed command's share of the core.
     pub fn refill_later(
         self: &Arc<Self>,
         workdir: PathBuf,
         widen: fn(std::os::fd::RawFd),
     ) -> Refill {
+        let back_to_back = self
+            .lock()
+            .last_end
+            .is_some_and(|end| end.elapsed() < BACK_TO_BACK);
+        if back_to_back {
+            self.refill(workdir.clone(), widen);
+        }
         let (cancel, dropped) = oneshot::channel::<()>();
         let me = Arc::clone(self);
         let dir = workdir.clone();
@@ -483,10 +502,11 @@ mod tests {
     }
 
     /// Regression: the next shell used to be spawned at the handover, and on a busy
-    /// core its exec and start-up ran ahead of the handed command (a `run("true")`
-    /// took 1.5 ms instead of 0.4). The handover starts nothing; dropping the Refill
-    /// (the command's end) does, at once, and a command that comes meanwhile waits
-    /// for that shell instead of starting its own.
+    /// core its exec and start-up ran ahead of the handed command (a spaced
+    /// `run("true")` took 1.5 ms instead of 0.8). The handover starts nothing unless
+    /// commands come back to back; dropping the Refill (the command's end) does, at
+    /// once, and a command that comes meanwhile waits for that shell instead of
+    /// starting its own.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_next_shell_starts_when_the_handed_command_ends() {
         let dir = tempfile::tempdir().unwrap();
@@ -505,12 +525,26 @@ mod tests {
         warm.settle().await;
         assert_eq!(slot_state(&warm), (false, true), "bash is missing?");
 
-        // The handover takes the shell and starts no other one.
+        // The handover takes the shell and starts no other one (the previous command
+        // did not just end: not back to back).
+        warm.lock().last_end = None;
         let handed = warm.run("exit 7", &cwd, &vars).expect("handed over");
         let refill = warm.refill_later(dir.path().to_path_buf(), no_widen);
         assert_eq!(slot_state(&warm), (false, false));
         let mut child = handed.child;
         assert_eq!(child.wait().await.unwrap().code(), Some(7));
+        drop(refill);
+        warm.settle().await;
+        assert_eq!(slot_state(&warm), (false, true));
+
+        // Back to back (the previous command ended just now; a future instant reads
+        // as no time at all): the successor starts at the handover.
+        warm.lock().last_end = Some(std::time::Instant::now() + Duration::from_secs(3600));
+        let handed = warm.run("exit 0", &cwd, &vars).expect("handed over");
+        let refill = warm.refill_later(dir.path().to_path_buf(), no_widen);
+        assert_ne!(slot_state(&warm), (false, false));
+        let mut child = handed.child;
+        assert_eq!(child.wait().await.unwrap().code(), Some(0));
         drop(refill);
         warm.settle().await;
         assert_eq!(slot_state(&warm), (false, true));
