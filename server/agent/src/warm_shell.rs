@@ -11,13 +11,13 @@
 //! running (only after the first command: an idle sandbox that never runs one has no
 //! extra process). Not at the handover itself: on a busy machine the new bash's exec
 //! and start-up (about 1 ms of CPU) then ran ahead of the handed command on the same
-//! core and made a `run("true")` twice as slow (see "Command start" in
-//! docs/architecture.md). Except for commands that come back to back (within
-//! [`BACK_TO_BACK`] of the previous one's end), whose successor is due before a shell
-//! started at the end could be ready: theirs starts at the handover, as before. A command that arrives while the next shell is being
-//! spawned waits for it ([`WarmShells::settle`]) instead of starting a bash of its own.
-//! A shell started before the env file changed (a `set_env`, see `crate::envfile`) is
-//! not used.
+//! core and made a spaced `run("true")` up to three times as slow (see "Command
+//! start" in docs/architecture.md). Except for commands that come back to back
+//! (within [`BACK_TO_BACK`] of the previous one's end), whose successor is due before
+//! a shell started at the end could be ready: theirs starts at the handover, as
+//! before. A command that arrives while the next shell is being spawned waits for it
+//! ([`WarmShells::settle`]) instead of starting a bash of its own. A shell started
+//! before the env file changed (a `set_env`, see `crate::envfile`) is not used.
 //!
 //! What the shell does with the command, and how it differs from `bash -c CMD`:
 //! - it reads `LEN\nCMD` (one short line read byte by byte, then `read -N` in one go),
@@ -61,11 +61,11 @@ pub const REFILL_AFTER: Duration = Duration::from_millis(5);
 
 /// A default command arriving within this of the previous one's end starts the next
 /// shell at its handover (see [`WarmShells::refill_later`]).
-const BACK_TO_BACK: Duration = Duration::from_millis(2);
+pub const BACK_TO_BACK: Duration = Duration::from_millis(2);
 
 /// The longest a command waits for a shell being spawned ([`WarmShells::settle`]):
 /// a spawn takes well under a millisecond; past this the command starts its own bash.
-const SETTLE_MAX: Duration = Duration::from_millis(50);
+pub const SETTLE_MAX: Duration = Duration::from_millis(50);
 
 /// Longest command handed to a ready shell: written to its (empty) stdin pipe in one
 /// write, never blocking the agent.
