@@ -320,6 +320,9 @@ async fn run_command(
     if spec.background {
         run_background(&state, spec)
     } else {
+        if spec.default_shell.is_some() {
+            state.commands.warm.settle().await;
+        }
         Ok(run_foreground(&state, spec))
     }
 }
@@ -496,7 +499,10 @@ fn launch_foreground(
     let ooms_before = crate::metrics::oom_kills();
     // Read once per command: what `set_env` wrote before it.
     let file_vars = crate::envfile::load();
-    let spawned = match warm_handover(state, &spec, &file_vars) {
+    // Dropped once this command's terminal event is queued: the next ready shell
+    // starts then (see `warm_shell`), not beside this command.
+    let (handed, refill) = warm_handover(state, &spec, &file_vars);
+    let spawned = match handed {
         Some(handed) => Ok(handed),
         None => spec
             .spawn(&file_vars, || Ok(Stdio::piped()), || Ok(Stdio::piped()))
@@ -568,24 +574,33 @@ fn launch_foreground(
             error.traceback.push(note);
         }
         let _ = sink.send(event).await;
+        drop(refill);
     });
     (response, kept)
 }
 
 /// The default foreground command `spec` running in the ready shell, if it is one a
-/// ready shell can take and one is ready (see `warm_shell`); a shell for the next such
-/// command is started either way.
+/// ready shell can take and one is ready (see `warm_shell`). For such a command, the
+/// start of the next shell: dropping it starts the shell (the caller drops it once the
+/// command's terminal event is queued).
 fn warm_handover(
     state: &SharedState,
     spec: &CommandSpec,
     file_vars: &crate::envfile::Vars,
-) -> Option<crate::warm_shell::Handed> {
-    let command = spec.default_shell.as_deref()?;
-    let cwd = std::fs::metadata(&spec.cwd).ok()?;
-    state
-        .commands
-        .warm
-        .run(command, &spec.cwd, &cwd, file_vars, widen_pipe)
+) -> (
+    Option<crate::warm_shell::Handed>,
+    Option<crate::warm_shell::Refill>,
+) {
+    let Some(command) = spec.default_shell.as_deref() else {
+        return (None, None);
+    };
+    let Ok(cwd) = std::fs::metadata(&spec.cwd) else {
+        return (None, None);
+    };
+    let warm = &state.commands.warm;
+    let handed = warm.run(command, &cwd, file_vars);
+    let refill = warm.refill_later(spec.cwd.clone(), widen_pipe);
+    (handed, Some(refill))
 }
 
 /// "OOM: ..." when `outcome` is a SIGKILL (or a shell's 137) and the sandbox's cgroup

@@ -6,9 +6,18 @@
 //! gets (the agent's environment and the env file's variables, the workdir as cwd, its
 //! own process group, piped stdout/stderr) and blocked reading its command from stdin.
 //! A command that asks for nothing else (shell form, no cwd, env, uid or gid) is handed
-//! to it; the next one is started in the background right after (and only after the
-//! first command: an idle sandbox that never runs one has no extra process). A shell
-//! started before the env file changed (a `set_env`, see `crate::envfile`) is not used.
+//! to it; the next one is started in the background once that command has finished
+//! (its terminal event queued), or [`REFILL_AFTER`] after the handover if it is still
+//! running (only after the first command: an idle sandbox that never runs one has no
+//! extra process). Not at the handover itself: on a busy machine the new bash's exec
+//! and start-up (about 1 ms of CPU) then ran ahead of the handed command on the same
+//! core and made a spaced `run("true")` up to three times as slow (see "Command
+//! start" in docs/architecture.md). Except for commands that come back to back
+//! (within [`BACK_TO_BACK`] of the previous one's end), whose successor is due before
+//! a shell started at the end could be ready: theirs starts at the handover, as
+//! before. A command that arrives while the next shell is being spawned waits for it
+//! ([`WarmShells::settle`]) instead of starting a bash of its own. A shell started
+//! before the env file changed (a `set_env`, see `crate::envfile`) is not used.
 //!
 //! What the shell does with the command, and how it differs from `bash -c CMD`:
 //! - it reads `LEN\nCMD` (one short line read byte by byte, then `read -N` in one go),
@@ -34,8 +43,10 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
 
 use tokio::process::{Child, ChildStderr, ChildStdout};
+use tokio::sync::{oneshot, Notify};
 
 /// The bootstrap each ready shell runs (`bash -c BOOTSTRAP`).
 const BOOTSTRAP: &str = concat!(
@@ -43,6 +54,18 @@ const BOOTSTRAP: &str = concat!(
     "exec 0<>/dev/null\n",
     "eval \"BASH_EXECUTION_STRING=\\$__osb_c; unset __osb_n __osb_c; SECONDS=0; $__osb_c\""
 );
+
+/// How long after a handover the next shell is started when the handed command is
+/// still running (a command that ends sooner starts it at its end).
+pub const REFILL_AFTER: Duration = Duration::from_millis(5);
+
+/// A default command arriving within this of the previous one's end starts the next
+/// shell at its handover (see [`WarmShells::refill_later`]).
+pub const BACK_TO_BACK: Duration = Duration::from_millis(2);
+
+/// The longest a command waits for a shell being spawned ([`WarmShells::settle`]):
+/// a spawn takes well under a millisecond; past this the command starts its own bash.
+pub const SETTLE_MAX: Duration = Duration::from_millis(50);
 
 /// Longest command handed to a ready shell: written to its (empty) stdin pipe in one
 /// write, never blocking the agent.
@@ -68,6 +91,26 @@ pub struct Handed {
     pub child: Child,
     pub stdout: Option<ChildStdout>,
     pub stderr: Option<ChildStderr>,
+}
+
+/// Starts the next ready shell when dropped (see [`WarmShells::refill_later`]). The
+/// start itself is synchronous up to marking it under way, so a client that has read
+/// the terminal event of the command before it finds the next shell ready or
+/// starting ([`WarmShells::settle`]), never neither.
+pub struct Refill {
+    warm: Arc<WarmShells>,
+    workdir: PathBuf,
+    widen: fn(std::os::fd::RawFd),
+    /// Dropped with this: ends the [`REFILL_AFTER`] timer.
+    _cancel: oneshot::Sender<()>,
+}
+
+impl Drop for Refill {
+    fn drop(&mut self) {
+        self.warm.lock().last_end = Some(std::time::Instant::now());
+        self.warm
+            .refill(std::mem::take(&mut self.workdir), self.widen);
+    }
 }
 
 impl WarmShell {
@@ -145,6 +188,8 @@ impl Drop for WarmShell {
 #[derive(Default)]
 pub struct WarmShells {
     slot: Mutex<Slot>,
+    /// Notified each time a start ends (ready or failed).
+    started: Notify,
 }
 
 #[derive(Default)]
@@ -154,6 +199,8 @@ struct Slot {
     starting: bool,
     /// bash is missing or cannot be started: never try again.
     disabled: bool,
+    /// When the last default command ended (its [`Refill`] was dropped).
+    last_end: Option<std::time::Instant>,
 }
 
 impl WarmShells {
@@ -161,38 +208,89 @@ impl WarmShells {
         self.slot.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs `command` in the ready shell (a default foreground command in `workdir`,
-    /// whose metadata is `cwd`, with the env file's `file_vars`), then starts the next
-    /// shell in the background. `None` when no shell is ready or the command cannot be
-    /// handed over: the caller spawns it the ordinary way (a shell is then started for
-    /// the next command).
+    /// Runs `command` in the ready shell (a default foreground command in a workdir
+    /// whose metadata is `cwd`, with the env file's `file_vars`). `None` when no shell
+    /// is ready or the command cannot be handed over: the caller spawns it the
+    /// ordinary way. Either way the caller starts the next shell with
+    /// [`WarmShells::refill_later`] (a shell that could not take the command is gone).
     pub fn run(
-        self: &Arc<Self>,
+        &self,
         command: &str,
-        workdir: &Path,
         cwd: &std::fs::Metadata,
         file_vars: &crate::envfile::Vars,
-        widen: fn(std::os::fd::RawFd),
     ) -> Option<Handed> {
-        let shell = self.lock().ready.take();
-        let handed = shell.and_then(|shell| {
-            if command.len() > MAX_COMMAND
-                || shell.cwd != (cwd.dev(), cwd.ino())
-                || shell.file_vars != *file_vars
-            {
-                return None;
-            }
-            let text = match exec_prefix(command) {
-                Some(prefix) => format!("{prefix}{command}"),
-                None => command.to_string(),
-            };
-            shell.hand(&text)
-        });
-        self.refill(workdir.to_path_buf(), widen);
-        handed
+        let shell = self.lock().ready.take()?;
+        if command.len() > MAX_COMMAND
+            || shell.cwd != (cwd.dev(), cwd.ino())
+            || shell.file_vars != *file_vars
+        {
+            return None;
+        }
+        let text = match exec_prefix(command) {
+            Some(prefix) => format!("{prefix}{command}"),
+            None => command.to_string(),
+        };
+        shell.hand(&text)
     }
 
-    /// Starts a ready shell in the background unless one is ready or starting.
+    /// Waits while the next shell is being spawned (at most [`SETTLE_MAX`]), so that
+    /// a command arriving right after the previous one ended takes it instead of
+    /// starting a second bash beside it. Returns at once when no start is under way.
+    pub async fn settle(&self) {
+        let deadline = tokio::time::Instant::now() + SETTLE_MAX;
+        loop {
+            let started = self.started.notified();
+            tokio::pin!(started);
+            // Registered before the check: a start ending in between still wakes us.
+            started.as_mut().enable();
+            if !self.lock().starting {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, started).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// The start of the next shell for a command just handed over (or spawned the
+    /// ordinary way): it happens when the returned [`Refill`] is dropped (the caller
+    /// drops it once the command's terminal event is queued), or [`REFILL_AFTER`]
+    /// from now if the command is still running then. Commands coming back to back
+    /// (this one less than [`BACK_TO_BACK`] after the previous one ended) start it
+    /// now: the next one is due before a shell started at the end could be ready, and
+    /// a head start costs it less than the handed command's share of the core.
+    pub fn refill_later(
+        self: &Arc<Self>,
+        workdir: PathBuf,
+        widen: fn(std::os::fd::RawFd),
+    ) -> Refill {
+        let back_to_back = self
+            .lock()
+            .last_end
+            .is_some_and(|end| end.elapsed() < BACK_TO_BACK);
+        if back_to_back {
+            self.refill(workdir.clone(), widen);
+        }
+        let (cancel, dropped) = oneshot::channel::<()>();
+        let me = Arc::clone(self);
+        let dir = workdir.clone();
+        tokio::spawn(async move {
+            // Ok: the Refill was dropped, which started the shell itself.
+            if tokio::time::timeout(REFILL_AFTER, dropped).await.is_err() {
+                me.refill(dir, widen);
+            }
+        });
+        Refill {
+            warm: Arc::clone(self),
+            workdir,
+            widen,
+            _cancel: cancel,
+        }
+    }
+
+    /// Starts a ready shell in the background unless one is ready or starting. The
+    /// spawn runs on a blocking thread: it holds its thread until bash is exec'd,
+    /// which must not hold up a runtime worker (and the tasks queued on it).
     fn refill(self: &Arc<Self>, workdir: PathBuf, widen: fn(std::os::fd::RawFd)) {
         {
             let mut slot = self.lock();
@@ -202,17 +300,20 @@ impl WarmShells {
             slot.starting = true;
         }
         let me = Arc::clone(self);
-        tokio::spawn(async move {
+        tokio::task::spawn_blocking(move || {
             let started = WarmShell::start(&workdir, widen);
-            let mut slot = me.lock();
-            slot.starting = false;
-            match started {
-                Ok(shell) => slot.ready = Some(shell),
-                Err(err) => {
-                    tracing::debug!(error = %err, "no ready shell: commands start bash each time");
-                    slot.disabled = true;
+            {
+                let mut slot = me.lock();
+                slot.starting = false;
+                match started {
+                    Ok(shell) => slot.ready = Some(shell),
+                    Err(err) => {
+                        tracing::debug!(error = %err, "no ready shell: commands start bash each time");
+                        slot.disabled = true;
+                    }
                 }
             }
+            me.started.notify_waiters();
         });
     }
 }
@@ -392,6 +493,81 @@ fn program_exists(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn no_widen(_: std::os::fd::RawFd) {}
+
+    fn slot_state(warm: &WarmShells) -> (bool, bool) {
+        let slot = warm.lock();
+        (slot.starting, slot.ready.is_some())
+    }
+
+    /// Regression: the next shell used to be spawned at the handover, and on a busy
+    /// core its exec and start-up ran ahead of the handed command (a spaced
+    /// `run("true")` took 1.5 ms instead of 0.8). The handover starts nothing unless
+    /// commands come back to back; dropping the Refill (the command's end) does, at
+    /// once, and a command that comes meanwhile waits for that shell instead of
+    /// starting its own.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_next_shell_starts_when_the_handed_command_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = std::fs::metadata(dir.path()).unwrap();
+        let warm = Arc::new(WarmShells::default());
+        let vars = crate::envfile::Vars::new();
+
+        // First command: no shell yet; the Refill starts one when dropped.
+        assert!(warm.run("true", &cwd, &vars).is_none());
+        let refill = warm.refill_later(dir.path().to_path_buf(), no_widen);
+        assert_eq!(slot_state(&warm), (false, false));
+        drop(refill);
+        // Marked under way before the drop returns: a client that saw the end of the
+        // command never finds neither a ready nor a starting shell.
+        assert_ne!(slot_state(&warm), (false, false));
+        warm.settle().await;
+        assert_eq!(slot_state(&warm), (false, true), "bash is missing?");
+
+        // The handover takes the shell and starts no other one (the previous command
+        // did not just end: not back to back).
+        warm.lock().last_end = None;
+        let handed = warm.run("exit 7", &cwd, &vars).expect("handed over");
+        let refill = warm.refill_later(dir.path().to_path_buf(), no_widen);
+        assert_eq!(slot_state(&warm), (false, false));
+        let mut child = handed.child;
+        assert_eq!(child.wait().await.unwrap().code(), Some(7));
+        drop(refill);
+        warm.settle().await;
+        assert_eq!(slot_state(&warm), (false, true));
+
+        // Back to back (the previous command ended just now; a future instant reads
+        // as no time at all): the successor starts at the handover.
+        warm.lock().last_end = Some(std::time::Instant::now() + Duration::from_secs(3600));
+        let handed = warm.run("exit 0", &cwd, &vars).expect("handed over");
+        let refill = warm.refill_later(dir.path().to_path_buf(), no_widen);
+        assert_ne!(slot_state(&warm), (false, false));
+        let mut child = handed.child;
+        assert_eq!(child.wait().await.unwrap().code(), Some(0));
+        drop(refill);
+        warm.settle().await;
+        assert_eq!(slot_state(&warm), (false, true));
+    }
+
+    /// A command still running REFILL_AFTER after its handover gets its successor
+    /// then: concurrent commands do not wait for it to end.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_long_command_gets_its_successor_while_it_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let warm = Arc::new(WarmShells::default());
+        let refill = warm.refill_later(dir.path().to_path_buf(), no_widen);
+        for _ in 0..1000 {
+            if slot_state(&warm).1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(slot_state(&warm), (false, true));
+        // The drop then finds one ready and starts nothing more.
+        drop(refill);
+        assert_eq!(slot_state(&warm), (false, true));
+    }
 
     #[test]
     fn only_plain_simple_commands_of_programs_are_execed() {
