@@ -120,6 +120,69 @@ impl Batch {
         let events: Vec<Value> = self.events.into_iter().map(Item::into_json).collect();
         json!({"events": events, "done": self.done})
     }
+
+    /// The batch in the binary layout hosts decode without a JSON parser (the C ABI's
+    /// `osb_session_next_items_blocking`, bindings/ffi/API.md §4; the JNI library's
+    /// `nextEvents`). Integers are little-endian:
+    ///
+    /// ```text
+    /// u8 done (1 when the run's end item is in this batch or was pulled before)
+    /// then per item, in order:
+    ///   u8  kind       0 = JSON object, 1 = stdout line, 2 = stderr line
+    ///   i64 timestamp  (milliseconds; 0 for kind 0)
+    ///   u32 length     of the bytes that follow
+    ///   [length] UTF-8 text (kinds 1, 2) or the item's JSON object (kind 0)
+    /// ```
+    ///
+    /// One buffer crosses the boundary per batch, and output lines (nearly every item
+    /// of a fast run) are sliced out of it as the host's strings.
+    ///
+    /// # Errors
+    /// `internal` for an item of 4 GiB or more.
+    pub fn encode(&self, op: &str) -> Result<Vec<u8>, OpError> {
+        let text: usize = self.events.iter().map(Item::weight).sum();
+        let mut out = Vec::with_capacity(1 + self.events.len() * ENCODED_HEADER + text);
+        out.push(u8::from(self.done));
+        for item in &self.events {
+            match item {
+                Item::Output {
+                    stderr,
+                    text,
+                    timestamp,
+                } => {
+                    let kind = if *stderr { KIND_STDERR } else { KIND_STDOUT };
+                    out.push(kind);
+                    out.extend_from_slice(&timestamp.to_le_bytes());
+                    out.extend_from_slice(&len_u32(op, text.len())?.to_le_bytes());
+                    out.extend_from_slice(text.as_bytes());
+                }
+                Item::Json(v) => {
+                    out.push(KIND_JSON);
+                    out.extend_from_slice(&0i64.to_le_bytes());
+                    let at = out.len();
+                    out.extend_from_slice(&[0; 4]);
+                    serde_json::to_writer(&mut out, v).map_err(|e| {
+                        OpError::internal(op, format!("cannot encode an item: {e}"))
+                    })?;
+                    let len = len_u32(op, out.len() - at - 4)?;
+                    out[at..at + 4].copy_from_slice(&len.to_le_bytes());
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Item kinds of [`Batch::encode`].
+pub const KIND_JSON: u8 = 0;
+pub const KIND_STDOUT: u8 = 1;
+pub const KIND_STDERR: u8 = 2;
+
+/// Bytes before each item's text in [`Batch::encode`].
+const ENCODED_HEADER: usize = 1 + 8 + 4;
+
+fn len_u32(op: &str, n: usize) -> Result<u32, OpError> {
+    u32::try_from(n).map_err(|_| OpError::internal(op, "an item is larger than 4 GiB"))
 }
 
 pub fn init_event(id: &str, timestamp: i64) -> Value {
@@ -668,6 +731,42 @@ mod tests {
         r#"{"type":"stderr","text":"oops","timestamp":3}"#,
         r#"{"type":"error","error":{"ename":"CommandExecError","evalue":"3","traceback":[]},"timestamp":4}"#,
     ];
+
+    #[test]
+    fn encoded_batches_carry_lines_and_other_items() {
+        let b = Batch {
+            events: vec![
+                Item::Output {
+                    stderr: false,
+                    text: "hé".into(),
+                    timestamp: 7,
+                },
+                Item::Output {
+                    stderr: true,
+                    text: String::new(),
+                    timestamp: -1,
+                },
+                Item::Json(json!({"type": "end", "ok": true})),
+            ],
+            done: true,
+        };
+        let e = b.encode("t").unwrap();
+        let mut want = vec![1u8];
+        want.extend([KIND_STDOUT]);
+        want.extend(7i64.to_le_bytes());
+        want.extend(3u32.to_le_bytes());
+        want.extend("hé".as_bytes());
+        want.extend([KIND_STDERR]);
+        want.extend((-1i64).to_le_bytes());
+        want.extend(0u32.to_le_bytes());
+        let j = br#"{"ok":true,"type":"end"}"#;
+        want.extend([KIND_JSON]);
+        want.extend(0i64.to_le_bytes());
+        want.extend(u32::try_from(j.len()).unwrap().to_le_bytes());
+        want.extend(j);
+        assert_eq!(e, want);
+        assert_eq!(Batch::default().encode("t").unwrap(), vec![0]);
+    }
 
     #[test]
     fn batches_end_with_the_folded_outcome() {

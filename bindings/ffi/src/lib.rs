@@ -14,9 +14,7 @@ use std::ffi::c_char;
 
 mod cancel;
 mod error;
-// Public only for its layout test (tests/items.rs); not part of the C ABI.
-#[doc(hidden)]
-pub mod items;
+mod items;
 mod session;
 mod transfer;
 mod util;

@@ -114,3 +114,29 @@ pub fn complete(id: i64, outcome: OpResult) {
         eprintln!("opensandbox-jvm: cannot complete future {id}: {e}");
     }
 }
+
+/// Completes the Java future `id` with a byte array (a batch in `Batch::encode`'s form)
+/// or a JSON error payload.
+pub fn complete_bytes(id: i64, outcome: Result<Vec<u8>, opensandbox_bindings::OpError>) {
+    let err = outcome.as_ref().err().map(|e| e.to_json().to_string());
+    let r = with_env(|env| {
+        let ok = match &outcome {
+            Ok(b) => JObject::from(env.byte_array_from_slice(b)?),
+            Err(_) => JObject::null(),
+        };
+        let err = match &err {
+            Some(s) => JObject::from(env.new_string(s)?),
+            None => JObject::null(),
+        };
+        env.call_static_method(
+            class()?,
+            "completeBytes",
+            "(J[BLjava/lang/String;)V",
+            &[JValue::Long(id), JValue::Object(&ok), JValue::Object(&err)],
+        )?;
+        Ok(())
+    });
+    if let Err(e) = r {
+        eprintln!("opensandbox-jvm: cannot complete future {id}: {e}");
+    }
+}

@@ -180,6 +180,56 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
     })
 }
 
+/// The op name of event pulls (in errors).
+const NEXT: &str = "execution.next_batch";
+
+/// `execution.next_batch` of run `h` in the binary layout of `Batch::encode` (one
+/// `byte[]` per batch, no JSON for output lines): waits for the first item, returns
+/// up to `max` already-arrived ones. The wait is a channel receive (the run's task
+/// reads the connection), so it runs on this thread.
+#[no_mangle]
+pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridge_nextEvents<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    max: jint,
+) -> jbyteArray {
+    shim(&mut env, std::ptr::null_mut(), |env| {
+        let max = usize::try_from(max).unwrap_or(1);
+        let batch = block_on(SESSION.next_items(handle(h)?, max, None))??;
+        Ok(env
+            .byte_array_from_slice(&batch.encode(NEXT)?)
+            .map_err(jni_error)?
+            .into_raw())
+    })
+}
+
+/// `nextEvents` without blocking: the batch completes the Java future `future` (on a
+/// `ForkJoinPool` thread, as every async call).
+#[no_mangle]
+pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridge_nextEventsAsync<
+    'l,
+>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    future: jlong,
+    h: jlong,
+    max: jint,
+) {
+    shim(&mut env, (), |_| {
+        let h = handle(h)?;
+        let max = usize::try_from(max).unwrap_or(1);
+        opensandbox_core::runtime::runtime().spawn(async move {
+            let outcome = match SESSION.next_items(h, max, None).await {
+                Ok(b) => b.encode(NEXT),
+                Err(e) => Err(e),
+            };
+            bridge::complete_bytes(future, outcome);
+        });
+        Ok(())
+    })
+}
+
 #[no_mangle]
 pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridge_readBytes<'l>(
     mut env: JNIEnv<'l>,

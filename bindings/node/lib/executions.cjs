@@ -99,11 +99,16 @@ class ExecutionEventDispatcher {
   }
 }
 
+/** Bytes of one `meta` record of a batch. */
+const META = 13;
+
 /**
  * Pulls batches of a started run; closes (releases) it on abort and at the end. A
- * batch is `{meta, text, last}`: `meta` a JSON array where output lines are
- * `[1|2, ts, len]` (stdout|stderr; their texts concatenated in `text`) and other
- * items are the op layer's event objects, the last one the run's `end` item.
+ * batch is `{meta, text, other, last}` (src/streams.rs `EventBatch`): `meta` a Buffer of
+ * 13-byte records, one per item in order (`u8 kind` 1 stdout / 2 stderr / 0 other,
+ * `f64 timestamp`, `u32 length` of the line in `text`, little-endian); output lines'
+ * texts are concatenated in `text`; every other item is the next element of `other`
+ * (a JSON array of the op layer's event objects), the last one the run's `end` item.
  */
 async function* nativeBatches(open, signal) {
   if (signal && signal.aborted) throw abortError(signal);
@@ -137,18 +142,25 @@ function endError(end) {
 /** The wire events of a run (the official ServerStreamEvent shapes), without its end. */
 async function* wireEvents(open, signal) {
   for await (const batch of nativeBatches(open, signal)) {
-    const meta = JSON.parse(batch.meta);
-    const text = batch.text;
+    const { meta, text } = batch;
+    let other = null;
+    let oi = 0;
     let off = 0;
-    for (const item of meta) {
-      if (Array.isArray(item)) {
-        const end = off + item[2];
-        yield { type: item[0] === 1 ? 'stdout' : 'stderr', text: text.slice(off, end), timestamp: item[1] };
+    for (let p = 0; p < meta.length; p += META) {
+      const kind = meta[p];
+      if (kind !== 0) {
+        const end = off + meta.readUInt32LE(p + 9);
+        yield { type: kind === 1 ? 'stdout' : 'stderr', text: text.slice(off, end), timestamp: meta.readDoubleLE(p + 1) };
         off = end;
-      } else if (item.type === 'end') {
+        continue;
+      }
+      if (other === null) other = JSON.parse(batch.other);
+      const item = other[oi++];
+      if (item.type === 'end') {
         if (!item.ok) throw endError(item);
         return;
-      } else yield wireEvent(item);
+      }
+      yield wireEvent(item);
     }
   }
 }
@@ -199,30 +211,33 @@ async function consume(open, handlers, signal, foreground) {
   const { onStdout, onStderr } = h;
   let end;
   for await (const batch of nativeBatches(() => open(events, !!h.skipAccumulation), signal)) {
-    const meta = JSON.parse(batch.meta);
-    const text = batch.text;
+    const { meta, text } = batch;
+    let other = null;
+    let oi = 0;
     let off = 0;
-    for (let i = 0; i < meta.length; i++) {
-      const item = meta[i];
-      if (Array.isArray(item)) {
-        const stop = off + item[2];
-        const isErr = item[0] === 2;
+    for (let p = 0; p < meta.length; p += META) {
+      const kind = meta[p];
+      if (kind !== 0) {
+        const stop = off + meta.readUInt32LE(p + 9);
+        const isErr = kind === 2;
         const t = text.slice(off, stop);
+        const ts = meta.readDoubleLE(p + 1);
         off = stop;
         if (h.onEvent) {
-          await d.dispatch({ type: isErr ? 'stderr' : 'stdout', text: t, timestamp: item[1] });
+          await d.dispatch({ type: isErr ? 'stderr' : 'stdout', text: t, timestamp: ts });
           continue;
         }
         const f = isErr ? onStderr : onStdout;
         if (f) {
-          const r = f({ text: t, timestamp: item[1], isError: isErr });
+          const r = f({ text: t, timestamp: ts, isError: isErr });
           if (r && typeof r.then === 'function') await r;
         }
-      } else if (item.type === 'end') {
-        end = item;
-      } else {
-        await d.dispatch(wireEvent(item));
+        continue;
       }
+      if (other === null) other = JSON.parse(batch.other);
+      const item = other[oi++];
+      if (item.type === 'end') end = item;
+      else await d.dispatch(wireEvent(item));
     }
   }
   return executionOf(end, foreground);

@@ -9,16 +9,17 @@ use futures_util::StreamExt;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use opensandbox_bindings::args::{parse, SandboxArgs, WriteFilesArgs};
+use opensandbox_bindings::stream::Item;
 use opensandbox_bindings::{OpError, Session};
 use opensandbox_core::{MetricsStream, WriteData, WriteEntry};
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::to_napi;
 
 /// Most events pulled per `next` call.
-const BATCH_EVENTS: u64 = 8192;
+const BATCH_EVENTS: usize = 8192;
 /// Downloads hand JS chunks of up to this many bytes.
 const CHUNK_BYTES: usize = 4 << 20;
 
@@ -29,50 +30,73 @@ fn handle_of(op: &str, v: &Value) -> std::result::Result<u64, OpError> {
 }
 
 /// One batch of events for JS. Output lines (by far the most events) are not JSON:
-/// their texts are concatenated in `text` and `meta` holds `[1|2, timestamp, length]`
-/// (stdout|stderr, length in UTF-16 units, so JS slices `text`); every other item is
-/// its op-layer JSON object in `meta`, the run's final `end` item (the outcome the core
+/// their texts are concatenated in `text`, and `meta` holds one 13-byte record per item,
+/// in order: `u8 kind` (1 stdout, 2 stderr, 0 any other item), `f64 timestamp` and
+/// `u32 length` (of the text in UTF-16 units, so JS slices `text`), little-endian.
+/// Every other item (kind 0, timestamp and length 0) is the next element of `other`, a
+/// JSON array of op-layer objects, the run's final `end` item (the outcome the core
 /// folded) included. `last` = the stream ended after this batch.
 #[napi(object)]
 pub struct EventBatch {
-    /// JSON array: `[kind, timestamp, length]` for output, objects for other items.
-    pub meta: String,
+    /// 13 bytes per item: kind, timestamp, length.
+    pub meta: Buffer,
     /// The output texts, concatenated.
     pub text: String,
+    /// JSON array of the items that are not output lines.
+    pub other: String,
     /// No batch follows.
     pub last: bool,
 }
 
-fn encode(events: &[Value], last: bool) -> EventBatch {
-    use std::fmt::Write as _;
-    let mut meta = String::with_capacity(16 * events.len() + 2);
-    let mut text = String::new();
-    meta.push('[');
-    for (i, ev) in events.iter().enumerate() {
-        if i > 0 {
-            meta.push(',');
-        }
-        let kind = match ev.get("type").and_then(Value::as_str) {
-            Some("stdout") => 1,
-            Some("stderr") => 2,
-            _ => 0,
-        };
-        match (kind, ev.get("text").and_then(Value::as_str)) {
-            (1 | 2, Some(t)) => {
+/// Bytes of one `meta` record.
+const META: usize = 13;
+
+fn encode(events: &[Item], last: bool) -> EventBatch {
+    let text_len: usize = events
+        .iter()
+        .map(|i| match i {
+            Item::Output { text, .. } => text.len(),
+            Item::Json(_) => 0,
+        })
+        .sum();
+    let mut meta = Vec::with_capacity(META * events.len());
+    let mut text = String::with_capacity(text_len);
+    let mut other = String::from("[");
+    for ev in events {
+        match ev {
+            Item::Output {
+                stderr,
+                text: t,
+                timestamp,
+            } => {
                 let len = if t.is_ascii() {
                     t.len()
                 } else {
                     t.encode_utf16().count()
                 };
                 text.push_str(t);
-                let ts = ev.get("timestamp").and_then(Value::as_i64).unwrap_or(0);
-                let _ = write!(meta, "[{kind},{ts},{len}]");
+                meta.push(if *stderr { 2 } else { 1 });
+                // Milliseconds since the epoch: exact in an f64 (JS's number).
+                #[allow(clippy::cast_precision_loss)]
+                meta.extend_from_slice(&(*timestamp as f64).to_le_bytes());
+                meta.extend_from_slice(&u32::try_from(len).unwrap_or(u32::MAX).to_le_bytes());
             }
-            _ => meta.push_str(&ev.to_string()),
+            Item::Json(v) => {
+                if other.len() > 1 {
+                    other.push(',');
+                }
+                other.push_str(&v.to_string());
+                meta.extend_from_slice(&[0; META]);
+            }
         }
     }
-    meta.push(']');
-    EventBatch { meta, text, last }
+    other.push(']');
+    EventBatch {
+        meta: meta.into(),
+        text,
+        other,
+        last,
+    }
 }
 
 /// Events of one started run (an `execution` handle of the session), in batches.
@@ -107,20 +131,25 @@ impl NativeEventStream {
     /// The next batch, or `null` after the end. An error of the run is the `end` item.
     #[napi]
     pub async fn next(&self) -> Result<Option<EventBatch>> {
-        let args = json!({"handle": self.handle, "max": BATCH_EVENTS});
-        let r = match self.session.call("execution.next_batch", args).await {
-            Ok(r) => r,
+        // The items as queued (output lines typed): no JSON tree per line.
+        let batch = match self
+            .session
+            .next_items(self.handle, BATCH_EVENTS, None)
+            .await
+        {
+            Ok(b) => b,
             // Released (closed): the stream is over.
             Err(e) if e.kind == "invalid_argument" => return Ok(None),
             Err(e) => return Err(to_napi(e)),
         };
-        let done = r.get("done").and_then(Value::as_bool).unwrap_or(true);
-        let events = r.get("events").and_then(Value::as_array);
-        match events {
-            Some(ev) if !ev.is_empty() => Ok(Some(encode(ev, done))),
-            _ if done => Ok(None),
-            _ => Ok(Some(encode(&[], false))),
+        if batch.events.is_empty() {
+            return Ok(if batch.done {
+                None
+            } else {
+                Some(encode(&[], false))
+            });
         }
+        Ok(Some(encode(&batch.events, batch.done)))
     }
 
     /// Releases the run (cancelling it when unfinished: the command is interrupted).

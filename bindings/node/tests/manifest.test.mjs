@@ -43,6 +43,17 @@ const CANNED = {
   'isolation.attach': { session_id: 'is-1', created_at: '2026-01-01T00:00:00Z' },
 };
 
+/** The `meta` records of a native batch (src/streams.rs EventBatch): [kind, timestamp, length]. */
+function batchMeta(items) {
+  const b = Buffer.alloc(13 * items.length);
+  items.forEach(([kind, ts = 0, len = 0], i) => {
+    b[13 * i] = kind;
+    b.writeDoubleLE(ts, 13 * i + 1);
+    b.writeUInt32LE(len, 13 * i + 9);
+  });
+  return b;
+}
+
 function spy() {
   const calls = [];
   const rec = (op, args) => calls.push([op, args]);
@@ -54,7 +65,7 @@ function spy() {
   const events = () => {
     let n = 0;
     return {
-      next: async () => (n++ === 0 ? { meta: JSON.stringify([{ type: 'init', id: 'ex-1', timestamp: 1 }, [1, 1, 2], END]), text: 'hi', last: true } : null),
+      next: async () => (n++ === 0 ? { meta: batchMeta([[0], [1, 1, 2], [0]]), text: 'hi', other: JSON.stringify([{ type: 'init', id: 'ex-1', timestamp: 1 }, END]), last: true } : null),
       close() {},
     };
   };

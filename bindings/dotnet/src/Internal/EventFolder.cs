@@ -45,28 +45,80 @@ namespace OpenSandbox.Internal
             }
         }
 
+        /// <summary>Most items one pull takes (the native side queues batches of up to 4096).</summary>
+        private const int PullItems = 4096;
+
         private static async Task<Execution> PumpAsync(long handle, ExecutionHandlers h, CancellationToken ct)
         {
-            var next = Json.Write(new Dictionary<string, object> { { "handle", handle } });
             using (var cancel = CancelHandle.New())
             using (ct.Register(cancel.Cancel))
             {
                 while (true)
                 {
                     ct.ThrowIfCancellationRequested();
-                    var batch = Json.Parse(Bridge.SessionCallBlocking("execution.next_batch", next, cancel, ct));
-                    foreach (var ev in Json.Arr(Json.Get(batch, "events")) ?? new List<object>())
+                    // The binary layout of bindings/ffi API.md §4: u8 done, then per item u8 kind
+                    // (0 JSON object, 1 stdout, 2 stderr), i64 timestamp, u32 length (little-endian)
+                    // and that many UTF-8 bytes. Output lines become strings straight from it.
+                    var b = Bridge.NextItemsBlocking(handle, PullItems, cancel, ct);
+                    var done = b.Length > 0 && b[0] != 0;
+                    var at = 1;
+                    while (at + 13 <= b.Length)
                     {
-                        if (Json.Str(ev, "type") == "end") return Outcome(ev, ct);
+                        var kind = b[at];
+                        var ts = ReadInt64(b, at + 1);
+                        var len = (int)ReadUInt32(b, at + 9);
+                        at += 13;
+                        var text = Utf8.GetString(b, at, len);
+                        at += len;
+                        if (kind == 0)
+                        {
+                            var ev = Json.Parse(text);
+                            if (Json.Str(ev, "type") == "end") return Outcome(ev, ct);
+                            if (h == null) continue;
+                            var t = DeliverAsync(ev, h);
+                            if (t.IsCompleted) t.GetAwaiter().GetResult();
+                            else await t.ConfigureAwait(false);
+                            continue;
+                        }
                         if (h == null) continue;
-                        var t = DeliverAsync(ev, h);
-                        if (t.IsCompleted) t.GetAwaiter().GetResult();
-                        else await t.ConfigureAwait(false);
+                        var isErr = kind == 2;
+                        Task r;
+                        if (h.OnEvent != null)
+                        {
+                            // The raw-event hook first, then OnStdout/OnStderr (DeliverAsync's order).
+                            r = DeliverAsync(new Dictionary<string, object>
+                            {
+                                { "type", isErr ? ServerStreamEventTypes.Stderr : ServerStreamEventTypes.Stdout },
+                                { "text", text },
+                                { "timestamp", ts },
+                            }, h);
+                        }
+                        else
+                        {
+                            var f = isErr ? h.OnStderr : h.OnStdout;
+                            if (f == null) continue;
+                            r = f(new OutputMessage { Text = text, Timestamp = ts, IsError = isErr });
+                        }
+                        if (r == null) continue;
+                        if (r.IsCompleted) r.GetAwaiter().GetResult();
+                        else await r.ConfigureAwait(false);
                     }
-                    if (Json.Bool(batch, "done") == true)
+                    if (done)
                         throw new SandboxInternalException("the run ended without its outcome");
                 }
             }
+        }
+
+        private static readonly System.Text.UTF8Encoding Utf8 = new System.Text.UTF8Encoding(false, false);
+
+        private static long ReadInt64(byte[] b, int at)
+        {
+            return (long)((ulong)ReadUInt32(b, at) | ((ulong)ReadUInt32(b, at + 4) << 32));
+        }
+
+        private static uint ReadUInt32(byte[] b, int at)
+        {
+            return (uint)(b[at] | (b[at + 1] << 8) | (b[at + 2] << 16) | (b[at + 3] << 24));
         }
 
         /// <summary>The Execution of an end item, or its error as the official exception.</summary>

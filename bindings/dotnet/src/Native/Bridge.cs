@@ -169,6 +169,33 @@ namespace OpenSandbox.Native
             }
         }
 
+        /// <summary>
+        /// The next items of run <paramref name="handle"/> (up to <paramref name="max"/>, waiting
+        /// for the first) in the binary layout of osb_session_next_items_blocking (bindings/ffi
+        /// API.md §4), copied out of the library's chunk; for pumps on a dedicated thread.
+        /// </summary>
+        public static unsafe byte[] NextItemsBlocking(long handle, int max, CancelHandle cancel, CancellationToken ct)
+        {
+            var s = Session;
+            var sAdded = false;
+            var cAdded = false;
+            try
+            {
+                s.DangerousAddRef(ref sAdded);
+                cancel.DangerousAddRef(ref cAdded);
+                OsbError* err = null;
+                var c = NativeMethods.osb_session_next_items_blocking((OsbSession*)s.DangerousGetHandle(), (ulong)handle,
+                    new UIntPtr((uint)max), (OsbCancel*)cancel.DangerousGetHandle(), &err);
+                if (c == null) throw TakeError(err, ct);
+                return TakeChunk(c);
+            }
+            finally
+            {
+                if (cAdded) cancel.DangerousRelease();
+                if (sAdded) s.DangerousRelease();
+            }
+        }
+
         /// <summary>Releases a session handle (a run is cancelled: its command is interrupted).</summary>
         public static unsafe bool SessionRelease(long handle)
         {

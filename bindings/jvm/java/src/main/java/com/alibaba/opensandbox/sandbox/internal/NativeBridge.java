@@ -8,6 +8,9 @@ import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxInternalException;
 import com.alibaba.opensandbox.sandbox.domain.exceptions.SandboxReadyTimeoutException;
 import java.lang.ref.Cleaner;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -27,6 +30,8 @@ import java.util.function.Function;
  */
 public final class NativeBridge {
     private static final AtomicLong IDS = new AtomicLong();
+    /** Most items one pull of a blocking run takes (the native side's queued batch size). */
+    private static final int PULL_ITEMS = 4096;
     private static final Map<Long, CompletableFuture<Object>> FUTURES = new ConcurrentHashMap<>();
     /** Releases native handles of objects that were never closed. */
     private static final Cleaner CLEANER = Cleaner.create();
@@ -49,6 +54,10 @@ public final class NativeBridge {
     private static native String call(String op, String args);
 
     private static native void callAsync(long future, String op, String args);
+
+    private static native byte[] nextEvents(long handle, int max);
+
+    private static native void nextEventsAsync(long future, long handle, int max);
 
     private static native byte[] readBytes(String args);
 
@@ -116,9 +125,14 @@ public final class NativeBridge {
         args.put("handlers", true);
         long h = Json.long_(((Map<?, ?>) invoke(startOp(op), args)).get("handle"));
         try {
+            Object[] end = new Object[1];
             while (true) {
-                Map<?, ?> batch = (Map<?, ?>) invoke("execution.next_batch", Json.obj("handle", h));
-                Object[] end = new Object[1];
+                byte[] batch;
+                try {
+                    batch = nextEvents(h, PULL_ITEMS);
+                } catch (NativeError e) {
+                    throw toException(e.getMessage(), e);
+                }
                 if (deliver(batch, consumer, end)) {
                     return outcome(end[0]);
                 }
@@ -139,24 +153,51 @@ public final class NativeBridge {
 
     /**
      * Dispatches the events of one batch; true (with the end item in {@code end[0]})
-     * when the run's end item was in it. A handler's exception propagates.
+     * when the run's end item was in it. A handler's exception propagates. The batch
+     * is in the native side's binary layout ({@code Batch::encode},
+     * bindings/common/src/stream.rs; the C ABI's, bindings/ffi/API.md §4): {@code u8
+     * done}, then per item {@code u8 kind} (0 JSON object, 1 stdout, 2 stderr), {@code
+     * i64 timestamp}, {@code u32 length} (little-endian) and that many UTF-8 bytes (the
+     * line, or the item's JSON). Output lines become strings straight from the buffer.
      */
-    private static boolean deliver(Map<?, ?> batch, EventConsumer consumer, Object[] end) {
-        Object events = batch.get("events");
-        if (events instanceof List) {
-            for (Object item : (List<?>) events) {
-                Map<?, ?> ev = (Map<?, ?>) item;
+    static boolean deliver(byte[] batch, EventConsumer consumer, Object[] end) {
+        ByteBuffer b = ByteBuffer.wrap(batch).order(ByteOrder.LITTLE_ENDIAN);
+        boolean done = b.get() != 0;
+        while (b.hasRemaining()) {
+            int kind = b.get();
+            long ts = b.getLong();
+            int len = b.getInt();
+            int off = b.position();
+            b.position(off + len);
+            String text = new String(batch, off, len, StandardCharsets.UTF_8);
+            if (kind == 0) {
+                Map<?, ?> ev = (Map<?, ?>) Json.parse(text);
                 if ("end".equals(ev.get("type"))) {
                     end[0] = ev;
                     return true;
                 }
                 dispatch(consumer, ev);
+            } else {
+                output(consumer, kind == 2 ? EventConsumer.STDERR : EventConsumer.STDOUT, text, ts);
             }
         }
-        if (Boolean.TRUE.equals(batch.get("done"))) {
+        if (done) {
             throw new SandboxInternalException("the run ended without an outcome", null, null, null);
         }
         return false;
+    }
+
+    private static void output(EventConsumer consumer, int type, String text, long ts) {
+        if (consumer == null) {
+            return;
+        }
+        try {
+            consumer.onEvent(type, text, ts, null, 0);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Exception e) {
+            throw new SandboxInternalException("an execution handler failed: " + e, e, null, null);
+        }
     }
 
     /** The Execution of an end item, or its error as the SDK exception. */
@@ -283,7 +324,16 @@ public final class NativeBridge {
         if (result.isDone()) {
             return; // cancelled: the cancellation released the handle
         }
-        invokeAsync("execution.next_batch", Json.obj("handle", h)).whenComplete((batch, err) -> {
+        long id = IDS.incrementAndGet();
+        CompletableFuture<Object> next = new CompletableFuture<>();
+        FUTURES.put(id, next);
+        try {
+            nextEventsAsync(id, h, PULL_ITEMS);
+        } catch (NativeError e) {
+            FUTURES.remove(id);
+            next.completeExceptionally(toException(e.getMessage(), e));
+        }
+        next.whenComplete((batch, err) -> {
             if (result.isDone()) {
                 return;
             }
@@ -292,7 +342,7 @@ public final class NativeBridge {
                     throw unwrap(err);
                 }
                 Object[] end = new Object[1];
-                if (deliver((Map<?, ?>) batch, consumer, end)) {
+                if (deliver((byte[]) batch, consumer, end)) {
                     releaseQuietly(h);
                     result.complete(outcome(end[0]));
                     return;
@@ -335,6 +385,20 @@ public final class NativeBridge {
                 } catch (RuntimeException e) {
                     f.completeExceptionally(e);
                 }
+            }
+        });
+    }
+
+    static void completeBytes(long id, byte[] ok, String err) {
+        CompletableFuture<Object> f = FUTURES.remove(id);
+        if (f == null) {
+            return;
+        }
+        ForkJoinPool.commonPool().execute(() -> {
+            if (err != null) {
+                f.completeExceptionally(toException(err, null));
+            } else {
+                f.complete(ok);
             }
         });
     }
