@@ -305,29 +305,46 @@ impl ConnectionConfig {
         &self.endpoint_cache
     }
 
-    /// The shared HTTP client (connection pool) of this config, built on first use.
+    /// The HTTP client (connection pool) of this config, built on first use: the shared
+    /// one, or inside a `runtime::block_on_request` call the calling thread's own (whose
+    /// connections only that thread's runtime drives). Fetched per request, never kept.
     pub(crate) fn http_client(&self) -> Result<reqwest::Client> {
+        let local = crate::runtime::local_client(&self.pool, |home| {
+            self.build_client(Some(crate::runtime::HomeResolver(home.clone())))
+        });
+        if let Some(c) = local {
+            return c;
+        }
         if let Some(c) = self.pool.get() {
             return Ok(c.clone());
         }
+        let client = self.build_client(None)?;
+        Ok(self.pool.get_or_init(|| client).clone())
+    }
+
+    fn build_client(
+        &self,
+        resolver: Option<crate::runtime::HomeResolver>,
+    ) -> Result<reqwest::Client> {
         // No client-wide total timeout: each call sets its own, and streams must not
         // inherit one (see `with_request_timeout`).
-        let client = reqwest::Client::builder()
+        let mut b = reqwest::Client::builder()
             .connect_timeout(self.connect_timeout)
             .pool_max_idle_per_host(self.pool_max_idle_per_host)
             .pool_idle_timeout(self.pool_idle_timeout)
             .tcp_nodelay(true)
-            .user_agent(self.user_agent.clone())
-            .build()
-            .map_err(|e| {
-                Error::new(
-                    ErrorKind::Internal,
-                    "connection_config",
-                    "cannot build HTTP client",
-                )
-                .with_source(e)
-            })?;
-        Ok(self.pool.get_or_init(|| client).clone())
+            .user_agent(self.user_agent.clone());
+        if let Some(r) = resolver {
+            b = b.dns_resolver(Arc::new(r));
+        }
+        b.build().map_err(|e| {
+            Error::new(
+                ErrorKind::Internal,
+                "connection_config",
+                "cannot build HTTP client",
+            )
+            .with_source(e)
+        })
     }
 }
 

@@ -159,17 +159,19 @@ pub(crate) fn should_retry(policy: &RetryPolicy, idempotent: bool, failure: Fail
     }
 }
 
-/// The HTTP client of one connection config. Cheap to clone.
+/// The HTTP client of one connection config. Cheap to clone. The reqwest client is
+/// fetched per request, not kept: which pool serves a request depends on the thread and
+/// runtime it runs on (`runtime::block_on_request`).
 #[derive(Clone, Debug)]
 pub(crate) struct Http {
     config: ConnectionConfig,
-    client: reqwest::Client,
 }
 
 impl Http {
     pub fn new(config: ConnectionConfig) -> Result<Self> {
-        let client = config.http_client()?;
-        Ok(Http { config, client })
+        // Fails now, not at the first request, when no client can be built.
+        config.http_client()?;
+        Ok(Http { config })
     }
 
     pub fn config(&self) -> &ConnectionConfig {
@@ -298,7 +300,8 @@ impl Http {
             headers.insert(k.clone(), v.clone());
         }
         let mut b = self
-            .client
+            .config
+            .http_client()?
             .request(req.method.clone(), &req.url)
             .headers(headers);
         if !req.query.is_empty() {

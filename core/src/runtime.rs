@@ -4,20 +4,40 @@
 //! hangs forever. A `pthread_atfork` child handler forgets the inherited runtime (it is
 //! leaked, never dropped: dropping would try to join threads that do not exist) and the
 //! child lazily builds a fresh one on first use, as LanceDB does.
+//!
+//! [`block_on_request`] runs a request-shaped call on a current-thread runtime owned by
+//! the calling thread instead (see its doc and docs/architecture.md "Per-call cost").
 
-use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::{Mutex, Once};
+use std::cell::RefCell;
+use std::future::Future;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Once, OnceLock, Weak};
 
-use tokio::runtime::Runtime;
+use tokio::runtime::{Handle, Runtime};
+use tokio::task::JoinError;
 
 static RUNTIME: AtomicPtr<Runtime> = AtomicPtr::new(std::ptr::null_mut());
 static BUILD_LOCK: Mutex<()> = Mutex::new(());
 static ATFORK: Once = Once::new();
+/// Bumped in a forked child, so that a thread's local runtime from before the fork is
+/// forgotten, not used (its epoll instance and sockets are shared with the parent).
+static GENERATION: AtomicU64 = AtomicU64::new(0);
 
 extern "C" fn child_after_fork() {
-    // Only an atomic store: the child of a multi-threaded process may run nothing that
+    // Only atomic stores: the child of a multi-threaded process may run nothing that
     // allocates or locks before exec or before it rebuilds its state.
     RUNTIME.store(std::ptr::null_mut(), Ordering::SeqCst);
+    GENERATION.fetch_add(1, Ordering::SeqCst);
+}
+
+fn register_atfork() {
+    ATFORK.call_once(|| {
+        // SAFETY: registering a handler that only performs atomic stores.
+        unsafe {
+            libc::pthread_atfork(None, None, Some(child_after_fork));
+        }
+    });
 }
 
 /// The process-wide runtime, built on first use (and again in a forked child).
@@ -32,12 +52,7 @@ pub fn runtime() -> &'static Runtime {
         // freed, so they stay valid for the rest of the process.
         return unsafe { &*p };
     }
-    ATFORK.call_once(|| {
-        // SAFETY: registering a handler that only performs an atomic store.
-        unsafe {
-            libc::pthread_atfork(None, None, Some(child_after_fork));
-        }
-    });
+    register_atfork();
     let _guard = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let p = RUNTIME.load(Ordering::Acquire);
     if !p.is_null() {
@@ -80,6 +95,206 @@ where
     rt.block_on(rt.spawn(f))
 }
 
+/// A calling thread's own current-thread runtime and the connection pools it drives.
+struct Local {
+    generation: u64,
+    /// Declared before `clients`: dropped first, it closes the connections it drives.
+    rt: Runtime,
+    /// One HTTP client per config pool (see [`local_client`]); their connections are
+    /// spawned on `rt`, so they are handed out only while this thread is in a call.
+    clients: RefCell<Vec<(Weak<OnceLock<reqwest::Client>>, reqwest::Client)>>,
+}
+
+thread_local! {
+    static LOCAL: RefCell<Option<Rc<Local>>> = const { RefCell::new(None) };
+    /// Set while this thread runs a call on its local runtime: the runtime that work
+    /// which must outlive the call goes to ([`spawn_detached`]).
+    static HOME: RefCell<Option<Handle>> = const { RefCell::new(None) };
+}
+
+/// This thread's local runtime, built on first use (and again after a fork).
+fn local() -> Option<Rc<Local>> {
+    register_atfork();
+    let generation = GENERATION.load(Ordering::SeqCst);
+    LOCAL
+        .try_with(|cell| {
+            let mut slot = cell.try_borrow_mut().ok()?;
+            if let Some(l) = slot.as_ref() {
+                if l.generation == generation {
+                    return Some(l.clone());
+                }
+                // From before a fork: its driver and sockets are the parent's too, and
+                // dropping it could wait for blocking threads that do not exist here.
+                std::mem::forget(slot.take());
+            }
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            let l = Rc::new(Local {
+                generation,
+                rt,
+                clients: RefCell::new(Vec::new()),
+            });
+            *slot = Some(l.clone());
+            Some(l)
+        })
+        .ok()
+        .flatten()
+}
+
+/// Whether this thread is running a call on its local runtime.
+fn in_local_call() -> bool {
+    HOME.try_with(|h| h.borrow().is_some()).unwrap_or(false)
+}
+
+/// Marks this thread as in a local call with `home` for the guard's lifetime.
+struct InCall;
+
+impl InCall {
+    fn enter(home: &Handle) -> InCall {
+        HOME.with(|h| *h.borrow_mut() = Some(home.clone()));
+        InCall
+    }
+}
+
+impl Drop for InCall {
+    fn drop(&mut self) {
+        let _ = HOME.try_with(|h| h.borrow_mut().take());
+    }
+}
+
+/// Runs a request-shaped call to completion from a thread that is not inside a
+/// runtime, on a current-thread runtime owned by this thread, with this thread's own
+/// connections: the thread sends the request and sleeps in `epoll_wait` until the
+/// answer arrives, as curl does, instead of waking a worker that later wakes it
+/// ([`block_on_worker`]), two cross-thread wake-ups that cost a host round trip each on
+/// a VM whose idle vCPUs halt (docs/architecture.md "Per-call cost").
+///
+/// The rule it relies on: a connection (or any socket, or a task) made on the local
+/// runtime progresses only while this thread is inside a call. So `f` must finish its
+/// requests within the call: it must not return or hand over a response body or a
+/// socket to be read later (a started run, an open download, a PTY), and work it
+/// leaves behind goes to the shared runtime ([`spawn_detached`]). The HTTP clients of
+/// the core follow the rule by themselves: inside such a call a config's requests use
+/// this thread's pool, elsewhere the shared one.
+///
+/// Falls back to [`block_on_worker`] inside a call already (a nested call) or when no
+/// local runtime can be built.
+///
+/// # Errors
+/// The task's `JoinError` when `f` panicked on the fallback path (on the local path a
+/// panic of `f` unwinds to the caller, as with [`block_on`]).
+pub fn block_on_request<F>(f: F) -> Result<F::Output, JoinError>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    block_on_request_with(runtime().handle(), f)
+}
+
+/// [`block_on_request`] with `home` as the shared runtime (for a host that owns its
+/// runtime, the FFI's `osb_runtime_new`): the fallback runs there, and so does work a
+/// call leaves behind.
+///
+/// # Errors
+/// As [`block_on_request`].
+pub fn block_on_request_with<F>(home: &Handle, f: F) -> Result<F::Output, JoinError>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    if !in_local_call() && Handle::try_current().is_err() && !requests_on_workers() {
+        if let Some(local) = local() {
+            let _in_call = InCall::enter(home);
+            return Ok(local.rt.block_on(f));
+        }
+    }
+    home.block_on(home.spawn(f))
+}
+
+/// `OPEN_SANDBOX_BLOCKING_CALLS=worker` turns [`block_on_request`] into
+/// [`block_on_worker`] for the whole process: a switch for comparing the two, and a way
+/// back should a host's threads not suit a runtime of their own.
+pub const ENV_BLOCKING_CALLS: &str = "OPEN_SANDBOX_BLOCKING_CALLS";
+
+fn requests_on_workers() -> bool {
+    static ON_WORKERS: OnceLock<bool> = OnceLock::new();
+    *ON_WORKERS.get_or_init(|| {
+        std::env::var(ENV_BLOCKING_CALLS).is_ok_and(|v| v.eq_ignore_ascii_case("worker"))
+    })
+}
+
+/// Spawns `fut`, which must outlive the current call: on the home runtime inside a
+/// [`block_on_request`] call (a task left on the local runtime would stall until the
+/// thread's next call), else on the current runtime, else on the shared one.
+pub fn spawn_detached<F>(fut: F)
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let home = HOME.try_with(|h| h.borrow().clone()).ok().flatten();
+    if let Some(h) = home {
+        h.spawn(fut);
+    } else if let Ok(h) = Handle::try_current() {
+        h.spawn(fut);
+    } else {
+        runtime().spawn(fut);
+    }
+}
+
+/// The HTTP client of the config pool `pool` for this thread's local runtime, built
+/// with `build` on first use; `None` outside a [`block_on_request`] call (use the
+/// shared pool). Entries of dropped configs are pruned here.
+pub(crate) fn local_client(
+    pool: &Arc<OnceLock<reqwest::Client>>,
+    build: impl FnOnce(&Handle) -> crate::Result<reqwest::Client>,
+) -> Option<crate::Result<reqwest::Client>> {
+    let home = HOME.try_with(|h| h.borrow().clone()).ok().flatten()?;
+    // Inside a local call the shared pool must not be used: a connection it opened here
+    // would be spawned on the local runtime and stall the other threads that take it.
+    let unavailable = || {
+        crate::Error::internal(
+            "connection_config",
+            "the calling thread's connection pool is unavailable",
+        )
+    };
+    let Some(local) = LOCAL.try_with(|c| c.borrow().clone()).ok().flatten() else {
+        return Some(Err(unavailable()));
+    };
+    let Ok(mut clients) = local.clients.try_borrow_mut() else {
+        return Some(Err(unavailable()));
+    };
+    clients.retain(|(w, _)| w.strong_count() > 0);
+    if let Some((_, c)) = clients
+        .iter()
+        .find(|(w, _)| w.as_ptr() == Arc::as_ptr(pool))
+    {
+        return Some(Ok(c.clone()));
+    }
+    Some(build(&home).inspect(|c| clients.push((Arc::downgrade(pool), c.clone()))))
+}
+
+/// Resolves host names on the home runtime's blocking pool, so that a local runtime
+/// never starts a thread of its own (the FFI's hosts own every thread of the library).
+pub(crate) struct HomeResolver(pub(crate) Handle);
+
+impl reqwest::dns::Resolve for HomeResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let home = self.0.clone();
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            let addrs = home
+                .spawn_blocking(move || {
+                    std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), 0))
+                        .map(|a| a.collect::<Vec<_>>())
+                })
+                .await??;
+            let addrs: reqwest::dns::Addrs = Box::new(addrs.into_iter());
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(addrs)
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,5 +329,149 @@ mod tests {
             "child did not exit normally (hung or crashed)"
         );
         assert_eq!(libc::WEXITSTATUS(status), 0);
+    }
+
+    use std::sync::atomic::AtomicUsize;
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    const T: Duration = Duration::from_secs(5);
+
+    /// A keep-alive HTTP/1.1 server on the shared runtime that answers every GET with
+    /// 200 and counts the connections it accepted.
+    fn server() -> (String, Arc<AtomicUsize>) {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.set_nonblocking(true).unwrap();
+        let addr = l.local_addr().unwrap().to_string();
+        let count = Arc::new(AtomicUsize::new(0));
+        let c = count.clone();
+        runtime().spawn(async move {
+            let l = tokio::net::TcpListener::from_std(l).unwrap();
+            while let Ok((mut sock, _)) = l.accept().await {
+                c.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    loop {
+                        let end = loop {
+                            if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                                break p + 4;
+                            }
+                            match sock.read(&mut chunk).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                        };
+                        buf.drain(..end);
+                        let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
+                        if sock.write_all(ok).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (addr, count)
+    }
+
+    fn execd(addr: &str) -> crate::ExecdClient {
+        let ep = crate::models::Endpoint {
+            endpoint: addr.to_owned(),
+            headers: Default::default(),
+            origin: None,
+        };
+        crate::ExecdClient::new(crate::ConnectionConfig::new(), &ep).unwrap()
+    }
+
+    #[test]
+    fn a_request_call_runs_on_the_caller_with_its_own_connections() {
+        let (addr, conns) = server();
+        let x = execd(&addr);
+        let (x1, x2) = (x.clone(), x.clone());
+        let (idle_tx, idle_rx) = std::sync::mpsc::channel();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            let me = std::thread::current().id();
+            let ran_on =
+                block_on_request(
+                    async move { x1.ping(T).await.map(|_| std::thread::current().id()) },
+                );
+            assert_eq!(
+                ran_on.unwrap().unwrap(),
+                me,
+                "the call ran on another thread"
+            );
+            idle_tx.send(()).unwrap();
+            // Out of a call: nothing drives this thread's connection until the next one.
+            go_rx.recv().unwrap();
+            block_on_request(async move { x2.ping(T).await })
+                .unwrap()
+                .unwrap();
+        });
+        idle_rx.recv().unwrap();
+        assert_eq!(conns.load(Ordering::SeqCst), 1);
+        // The shared runtime must not take the idle thread's connection: its request
+        // would wait for that thread's next call.
+        let r = runtime().block_on(async { tokio::time::timeout(T, x.ping(T)).await });
+        assert!(matches!(r, Ok(Ok(()))), "shared request stalled or failed");
+        assert_eq!(conns.load(Ordering::SeqCst), 2);
+        go_tx.send(()).unwrap();
+        t.join().unwrap();
+        assert_eq!(
+            conns.load(Ordering::SeqCst),
+            2,
+            "the thread did not reuse its connection"
+        );
+        // A thread that ended dropped its runtime and connections without a panic (the
+        // join above), and another thread gets its own.
+        let x3 = x.clone();
+        std::thread::spawn(move || block_on_request(async move { x3.ping(T).await }))
+            .join()
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!(conns.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn work_a_call_leaves_behind_runs_on_the_home_runtime() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        block_on_request(async move {
+            spawn_detached(async move {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                let _ = tx.send(());
+            });
+        })
+        .unwrap();
+        // This thread is out of its call: a task left on its local runtime would never run.
+        rx.recv_timeout(T).expect("the detached task stalled");
+    }
+
+    #[test]
+    fn a_forked_child_makes_new_local_connections() {
+        let (addr, conns) = server();
+        let x = execd(&addr);
+        let x1 = x.clone();
+        block_on_request(async move { x1.ping(T).await })
+            .unwrap()
+            .unwrap();
+        assert_eq!(conns.load(Ordering::SeqCst), 1);
+        // SAFETY: the child only runs our runtime code and then _exit()s.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: plain syscall; a hang fails the test instead of hanging it.
+            unsafe { libc::alarm(30) };
+            let ok = matches!(block_on_request(async move { x.ping(T).await }), Ok(Ok(())));
+            // SAFETY: leave the child without running the parent's atexit handlers.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
+        assert!(pid > 0, "fork failed");
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status), "child hung or crashed");
+        assert_eq!(libc::WEXITSTATUS(status), 0);
+        // The child did not write into the parent's connection: it opened its own.
+        assert_eq!(conns.load(Ordering::SeqCst), 2);
     }
 }

@@ -296,14 +296,8 @@ impl Drop for ZombieGuard {
                 tracing::warn!(sandbox = %id, error = %e, "cleanup of unready sandbox failed");
             }
         };
-        match tokio::runtime::Handle::try_current() {
-            Ok(h) => {
-                h.spawn(fut);
-            }
-            Err(_) => {
-                crate::runtime::runtime().spawn(fut);
-            }
-        }
+        // Not on a calling thread's local runtime, where it would wait for its next call.
+        crate::runtime::spawn_detached(fut);
     }
 }
 

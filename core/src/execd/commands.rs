@@ -77,14 +77,8 @@ impl ExecdClient {
                 tracing::debug!(error = %e, "interrupt after drop failed");
             }
         };
-        match tokio::runtime::Handle::try_current() {
-            Ok(h) => {
-                h.spawn(fut);
-            }
-            Err(_) => {
-                crate::runtime::runtime().spawn(fut);
-            }
-        }
+        // Not on a calling thread's local runtime, where it would wait for its next call.
+        crate::runtime::spawn_detached(fut);
     }
 
     pub(crate) fn command_request(
