@@ -38,6 +38,30 @@ pub async fn call(session: &Session, op: &str, args: Value) -> OpResult {
     ops::dispatch(session, op, args).await
 }
 
+/// Blocks this thread (not inside a runtime) until `fut`, the future of op `op`, is
+/// done: an op of [`ops::RUN_IN_CALL`] runs on this thread's own runtime and
+/// connections (`opensandbox_core::runtime::block_on_request_with`, no thread hand-off),
+/// any other op on a worker of `home`, the shared runtime, where its runs, streams and
+/// transfers keep going between calls.
+///
+/// # Errors
+/// The task's `JoinError` when `fut` panicked on a worker.
+pub fn block_on_op<F>(
+    home: &tokio::runtime::Handle,
+    op: &str,
+    fut: F,
+) -> Result<F::Output, tokio::task::JoinError>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    if ops::runs_in_call(op) {
+        opensandbox_core::runtime::block_on_request_with(home, fut)
+    } else {
+        home.block_on(home.spawn(fut))
+    }
+}
+
 /// Whether `op` is a known op name.
 pub fn is_op(op: &str) -> bool {
     ops::OPS.contains(&op)

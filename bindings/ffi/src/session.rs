@@ -199,11 +199,12 @@ fn block<T>(
     rt.handle.block_on(guarded(op.to_owned(), cancel, fut))
 }
 
-/// [`block`] for a future that can move: it runs on a worker thread, next to the
-/// connection tasks it talks to, and the calling thread only waits for its outcome.
-/// One wake-up of the caller per call, instead of a hand-off between the caller and
-/// the connection task for every step of the exchange (request sent, head received,
-/// body read), each of which costs a thread wake-up.
+/// [`block`] for a future that can move. An op that finishes everything within the
+/// call (`opensandbox_bindings::ops::RUN_IN_CALL`) runs on the calling thread's own
+/// current-thread runtime and connections: no thread hand-off at all. Any other runs on
+/// a worker thread, next to the connection tasks it talks to, and the calling thread
+/// only waits for its outcome: one wake-up of the caller per call, instead of a
+/// hand-off for every step of the exchange (request sent, head received, body read).
 fn block_on_worker<T: Send + 'static>(
     rt: &RuntimeBox,
     op: &str,
@@ -216,8 +217,8 @@ fn block_on_worker<T: Send + 'static>(
             format!("{op}: blocking call from a runtime thread (e.g. inside a callback)"),
         ));
     }
-    let task = rt.handle.spawn(guarded(op.to_owned(), cancel, fut));
-    rt.handle.block_on(task).unwrap_or_else(|e| {
+    let fut = guarded(op.to_owned(), cancel, fut);
+    opensandbox_bindings::block_on_op(&rt.handle, op, fut).unwrap_or_else(|e| {
         Err(OpError::internal(
             op,
             format!("the call's task failed: {e}"),

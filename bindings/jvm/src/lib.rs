@@ -87,6 +87,23 @@ fn block_on<F: Future>(f: F) -> Result<F::Output, OpError> {
     Ok(opensandbox_core::runtime::block_on(f))
 }
 
+/// [`block_on_worker`] for op `op`: on the Java thread's own runtime when the op
+/// finishes everything within the call (`opensandbox_bindings::block_on_op`).
+fn block_on_op<F>(op: &str, f: F) -> Result<F::Output, OpError>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return Err(OpError::invalid(
+            "jni",
+            "a blocking SDK call was made from a runtime thread; use the *Async variant",
+        ));
+    }
+    opensandbox_bindings::block_on_op(opensandbox_core::runtime::runtime().handle(), op, f)
+        .map_err(|e| OpError::internal("jni", format!("the call's task failed: {e}")))
+}
+
 /// [`block_on`] for a request: it runs on a runtime worker next to its connection, and
 /// the Java thread is woken once, at the end (see `runtime::block_on_worker`).
 fn block_on_worker<F>(f: F) -> Result<F::Output, OpError>
@@ -144,7 +161,8 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
     shim(&mut env, std::ptr::null_mut(), |env| {
         let op = string(env, &op)?;
         let args = json_args(env, &args)?;
-        let value = block_on_worker(async move { SESSION.call(&op, args).await })??;
+        let name = op.clone();
+        let value = block_on_op(&name, async move { SESSION.call(&op, args).await })??;
         Ok(env
             .new_string(value.to_string())
             .map_err(jni_error)?

@@ -141,14 +141,15 @@ where
     out_to_py(py, out)
 }
 
-/// [`block`] for a request: it runs on a runtime worker next to its connection, and
-/// this thread is woken once, at the end (see `runtime::block_on_worker`).
-fn block_request<F>(py: Python<'_>, fut: F) -> PyResult<Py<PyAny>>
+/// [`block`] for the request of op `op`: on this thread's own runtime when the op
+/// finishes everything within the call, else on a runtime worker next to its
+/// connection, this thread woken once, at the end (`opensandbox_bindings::block_on_op`).
+fn block_request<F>(py: Python<'_>, op: &str, fut: F) -> PyResult<Py<PyAny>>
 where
     F: Future<Output = Result<Out, OpError>> + Send + 'static,
 {
     let out = py
-        .detach(|| runtime::block_on_worker(fut))
+        .detach(|| opensandbox_bindings::block_on_op(runtime::runtime().handle(), op, fut))
         .map_err(|e| {
             op_err(OpError::internal(
                 "call",
@@ -422,8 +423,9 @@ impl Client {
         args: &Bound<'_, PyAny>,
         blobs: Option<&Bound<'_, PyList>>,
     ) -> PyResult<Py<PyAny>> {
+        let name = op.clone();
         let fut = self.prepare(op, args, blobs)?;
-        block_request(py, fut)
+        block_request(py, &name, fut)
     }
 
     /// Starts `op` on the core's runtime; `done(ok, value)` is called when it ends.
@@ -442,7 +444,7 @@ impl Client {
     /// The bytes of a file (`files.read_bytes` arguments), blocking.
     fn read_bytes(&self, py: Python<'_>, args: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let fut = self.read_bytes_fut(args)?;
-        block_request(py, fut)
+        block_request(py, "files.read_bytes", fut)
     }
 
     /// The bytes of a file, as a task.

@@ -178,3 +178,108 @@ op_table! {
     "isolation.run_status" => IsolationRunIdArgs, isolation::run_status_op, "IsolatedRunStatus";
     "isolation.run_logs" => IsolationRunIdArgs, isolation::run_logs, "IsolatedRunLogs";
 }
+
+/// Ops that finish everything they start within the call: one or a few requests whose
+/// responses are read to their end, no handle to a run, transfer, stream or PTY kept
+/// for later calls, no task spawned that must progress afterwards. A blocking host may
+/// run these on its calling thread's own runtime and connections
+/// (`opensandbox_core::runtime::block_on_request`, docs/architecture.md "Per-call
+/// cost"); every other op on the shared runtime. An allowlist: an op added to the table
+/// runs on the shared runtime until it is added here.
+pub const RUN_IN_CALL: &[&str] = &[
+    "sandbox.get_info",
+    "sandbox.is_healthy",
+    "sandbox.renew",
+    "sandbox.patch_metadata",
+    "sandbox.pause",
+    "sandbox.kill",
+    "sandbox.get_endpoint",
+    "sandbox.get_signed_endpoint",
+    "sandbox.get_metrics",
+    "sandbox.get_egress_policy",
+    "sandbox.get_egress_status",
+    "sandbox.ping",
+    "sandbox.patch_egress_rules",
+    "sandbox.delete_egress_rules",
+    "manager.list_sandbox_infos",
+    "manager.get_sandbox_info",
+    "manager.kill_sandbox",
+    "manager.renew_sandbox",
+    "manager.patch_sandbox_metadata",
+    "manager.get_endpoint",
+    "credential_vault.get",
+    "credential_vault.list_credentials",
+    "credential_vault.get_credential",
+    "credential_vault.list_bindings",
+    "credential_vault.get_binding",
+    "commands.run",
+    "commands.run_in_session",
+    "commands.interrupt",
+    "commands.get_command_status",
+    "commands.set_env",
+    "commands.get_background_command_logs",
+    "commands.create_session",
+    "commands.delete_session",
+    "commands.list",
+    "execution.get_instance",
+    "execution.get_operation",
+    "code.create_context",
+    "code.get_context",
+    "code.list_contexts",
+    "code.delete_context",
+    "code.run",
+    "code.interrupt",
+    "files.write_file",
+    "files.write_files",
+    "files.read_file",
+    "files.read_bytes",
+    "files.get_file_info",
+    "files.delete_files",
+    "files.delete_directories",
+    "files.move_files",
+    "files.set_permissions",
+    "files.create_directories",
+    "files.replace_contents",
+    "files.replace_contents_detailed",
+    "files.search",
+    "files.list_directory",
+    "isolation.get",
+    "isolation.list",
+    "isolation.run",
+    "isolation.run_status",
+    "isolation.run_logs",
+];
+
+/// Whether `op` is in [`RUN_IN_CALL`].
+pub fn runs_in_call(op: &str) -> bool {
+    RUN_IN_CALL.contains(&op)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ops_run_in_call_exist_and_keep_nothing_for_later_calls() {
+        let m = manifest().unwrap();
+        for op in RUN_IN_CALL {
+            let spec = m.ops.iter().find(|s| s.name == *op);
+            let spec = spec.unwrap_or_else(|| panic!("{op} is not an op"));
+            // A handle result means something lives on after the call: a run, an
+            // upload, a download, a PTY, a followed log.
+            assert!(
+                !spec.result.contains("Handle") && spec.result != "Opened",
+                "{op} returns {}",
+                spec.result
+            );
+            assert!(
+                !op.starts_with("pty.")
+                    && !op.starts_with("upload.")
+                    && !op.starts_with("download.")
+            );
+        }
+        assert!(!runs_in_call("commands.start"));
+        assert!(!runs_in_call("execution.next_batch"));
+        assert!(runs_in_call("files.get_file_info"));
+    }
+}
