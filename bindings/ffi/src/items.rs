@@ -19,4 +19,3 @@ use opensandbox_bindings::OpError;
 pub(crate) fn encode(op: &str, batch: &Batch) -> Result<Vec<u8>, OpError> {
     batch.encode(op)
 }
-

@@ -30,8 +30,7 @@ use axum::{Json, Router};
 use bytes::Bytes;
 use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
-use tokio::io::AsyncReadExt;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::commands::signal_group;
 use crate::error::{ApiError, ApiResult};
@@ -56,8 +55,13 @@ pub const MAX_SESSIONS: usize = 64;
 const READ_CHUNK: usize = 32 * 1024;
 /// Live output chunks queued for a client before the shell's output waits for it.
 const LIVE_QUEUE: usize = 16;
-/// After the shell exits, how long output still in the terminal may take to arrive.
+/// After the shell exits, how long the terminal (or a pipe) may stay silent before
+/// its output is taken as ended: a background child may hold it open for good.
 const DRAIN_GRACE: Duration = Duration::from_millis(300);
+/// After the shell exits, at most this many more bytes are read from one output: what
+/// the kernel can still hold (a terminal's or a pipe's buffer, tens of KiB) fits many
+/// times over, and a background child that keeps writing cannot hold the exit back.
+const DRAIN_MAX: usize = 1024 * 1024;
 
 /// What the attached client is fed, in order.
 #[derive(Debug)]
@@ -192,9 +196,10 @@ impl PtySession {
         mut child: tokio::process::Child,
         outputs: Vec<Output>,
     ) {
+        let (exited_tx, exited) = watch::channel(false);
         let pumps: Vec<_> = outputs
             .into_iter()
-            .map(|output| tokio::spawn(pump(Arc::clone(self), output)))
+            .map(|output| tokio::spawn(pump(Arc::clone(self), output, exited.clone())))
             .collect();
         let session = Arc::clone(self);
         tokio::spawn(async move {
@@ -206,14 +211,15 @@ impl PtySession {
                 }
             };
             // Output the shell wrote just before exiting is still in the terminal or
-            // the pipes: let it reach the buffer (and the client) before `exit`.
-            // A background child still holding the terminal keeps a pump alive; it is
-            // stopped after the grace.
+            // the pipes: every byte of it reaches the buffer (and the client) before
+            // `exit`, however slowly the client reads. Each pump ends at the end of
+            // its output, or once it stays silent for DRAIN_GRACE (a background child
+            // holding the terminal), or after DRAIN_MAX more bytes (see `pump`). Not a
+            // deadline on the whole drain: that dropped the terminal's last kilobytes
+            // whenever the client was slower than the grace.
+            let _ = exited_tx.send(true);
             for pump in pumps {
-                let abort = pump.abort_handle();
-                if tokio::time::timeout(DRAIN_GRACE, pump).await.is_err() {
-                    abort.abort();
-                }
+                let _ = pump.await;
             }
             let live = {
                 let mut inner = session.lock();
@@ -265,38 +271,56 @@ impl PtySession {
     }
 }
 
-async fn pump(session: Arc<PtySession>, output: Output) {
+async fn pump(session: Arc<PtySession>, mut output: Output, mut exited: watch::Receiver<bool>) {
     let mut buf = vec![0u8; READ_CHUNK];
-    match output {
-        Output::Pty(master) => loop {
-            match shell::read_master(&master, &mut buf).await {
-                Ok(0) => break,
-                Ok(n) => {
-                    session
-                        .publish(shell::STDOUT, Bytes::copy_from_slice(&buf[..n]))
-                        .await
+    let channel = output.channel();
+    // Bytes read since the shell exited.
+    let mut drained = 0usize;
+    loop {
+        let Some(read) = drain_read(output.read(&mut buf), &mut exited).await else {
+            break;
+        };
+        match read {
+            Ok(0) => break,
+            Ok(n) => {
+                if *exited.borrow() {
+                    drained += n;
                 }
-                Err(err) => {
-                    tracing::debug!(session = %session.id, error = %err, "pty read failed");
+                session
+                    .publish(channel, Bytes::copy_from_slice(&buf[..n]))
+                    .await;
+                if drained >= DRAIN_MAX {
+                    tracing::debug!(session = %session.id, "output still flowing after the shell exited: stopped reading");
                     break;
                 }
             }
-        },
-        Output::Pipe(channel, mut reader) => loop {
-            match reader.read(&mut buf).await {
-                Ok(0) => break,
-                Ok(n) => {
-                    session
-                        .publish(channel, Bytes::copy_from_slice(&buf[..n]))
-                        .await
-                }
-                Err(err) => {
-                    tracing::debug!(session = %session.id, error = %err, "pipe read failed");
-                    break;
-                }
+            Err(err) => {
+                tracing::debug!(session = %session.id, error = %err, "pty output read failed");
+                break;
             }
-        },
+        }
     }
+}
+
+/// `read` while the shell runs; once it has exited (`exited` turns true, or its
+/// sender is gone), `read` given at most [`DRAIN_GRACE`] to bring data: `None` when it
+/// stays silent that long. Both reads are cancel-safe (readiness-based), so a read
+/// interrupted by the exit loses nothing.
+async fn drain_read<F>(
+    read: F,
+    exited: &mut watch::Receiver<bool>,
+) -> Option<std::io::Result<usize>>
+where
+    F: std::future::Future<Output = std::io::Result<usize>>,
+{
+    tokio::pin!(read);
+    if !*exited.borrow() {
+        tokio::select! {
+            r = &mut read => return Some(r),
+            _ = exited.changed() => {}
+        }
+    }
+    tokio::time::timeout(DRAIN_GRACE, read).await.ok()
 }
 
 /// Every PTY session of the agent.
@@ -495,6 +519,84 @@ fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::AsyncWriteExt;
+
+    /// A session held by a client whose queue takes one item: the pump waits on it.
+    fn held_session() -> (Arc<PtySession>, mpsc::Receiver<Live>) {
+        let session = Arc::new(PtySession {
+            id: "t".into(),
+            cwd: PathBuf::from("/"),
+            command: None,
+            keyed: false,
+            inner: Mutex::new(Inner::default()),
+        });
+        let (live, rx) = mpsc::channel(1);
+        session.lock().holder = Some(Holder {
+            id: 1,
+            live,
+            evict: None,
+        });
+        (session, rx)
+    }
+
+    /// Runs `true` as the shell with `output` as its one output; returns the output
+    /// bytes the client gets and the exit it is told, reading only after `stall`.
+    async fn drain(
+        output: impl tokio::io::AsyncRead + Send + Unpin + 'static,
+        stall: Duration,
+    ) -> (usize, Option<i32>) {
+        let (session, mut live) = held_session();
+        let child = tokio::process::Command::new("true").spawn().unwrap();
+        session.supervise(
+            1,
+            child,
+            vec![Output::Pipe(shell::STDOUT, Box::new(output))],
+        );
+        tokio::time::sleep(stall).await;
+        let mut got = 0;
+        loop {
+            let item = tokio::time::timeout(Duration::from_secs(20), live.recv())
+                .await
+                .expect("no exit")
+                .expect("feed ended without exit");
+            match item {
+                Live::Output(_, b) => got += b.len(),
+                Live::Exit(code) => return (got, Some(code)),
+            }
+        }
+    }
+
+    /// Regression: the drain after the shell's exit had a deadline (DRAIN_GRACE) on
+    /// the whole pump, so output still waiting behind a client slower than that was
+    /// dropped (a 4 MiB PTY test lost its last 5 KiB under load).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn output_behind_a_slow_client_survives_the_shells_exit() {
+        const TOTAL: usize = 256 * 1024;
+        let (mut writer, reader) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(async move {
+            // Dropped at the end: the output's EOF.
+            writer.write_all(&vec![b'a'; TOTAL]).await.unwrap();
+        });
+        let (got, exit) = drain(reader, DRAIN_GRACE * 3).await;
+        assert_eq!((got, exit), (TOTAL, Some(0)));
+    }
+
+    /// A background child may hold the output open: silent, the drain ends after the
+    /// grace; writing forever, after DRAIN_MAX bytes. Either way the exit is told.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_output_held_open_ends_the_drain() {
+        let (silent, reader) = tokio::io::duplex(1024);
+        let (got, exit) = drain(reader, Duration::ZERO).await;
+        assert_eq!((got, exit), (0, Some(0)));
+        drop(silent);
+
+        let (mut endless, reader) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(async move { while endless.write_all(&[b'y'; 4096]).await.is_ok() {} });
+        let (got, exit) = drain(reader, Duration::ZERO).await;
+        assert_eq!(exit, Some(0));
+        assert!(got >= DRAIN_MAX, "{got}");
+        assert!(got < DRAIN_MAX + 4 * READ_CHUNK + 64 * 1024, "{got}");
+    }
 
     #[test]
     fn cwd_variables_expand_and_undefined_ones_fail() {

@@ -54,6 +54,25 @@ pub enum Output {
     Pipe(u8, Box<dyn AsyncRead + Send + Unpin>),
 }
 
+impl Output {
+    /// The frame channel this output's bytes go out on (a terminal's are stdout).
+    pub fn channel(&self) -> u8 {
+        match self {
+            Output::Pty(_) => STDOUT,
+            Output::Pipe(channel, _) => *channel,
+        }
+    }
+
+    /// The next bytes (0 at the end). Cancel-safe: a read dropped before it completes
+    /// has consumed nothing.
+    pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Output::Pty(master) => read_master(master, buf).await,
+            Output::Pipe(_, reader) => tokio::io::AsyncReadExt::read(reader, buf).await,
+        }
+    }
+}
+
 /// A started shell: the child to reap, its group, input and output.
 pub struct Started {
     pub child: Child,

@@ -142,7 +142,14 @@ async fn interactive_shell_types_resizes_and_exits() {
         .unwrap();
     assert_eq!(conn.mode(), PtyMode::Pty);
     let w = conn.writer();
-    w.write("read -r L && echo \"got:[$L]\"\r").await.unwrap();
+    // Type the line only once `read` owns the terminal: bytes that arrive while
+    // readline is still reading the command line are slurped into readline's own
+    // type-ahead buffer (rl_gather_tyi) and reach the next prompt, not `read`
+    // (regression: this test failed under load when both were written at once).
+    w.write("echo read\"y\"; read -r L && echo \"got:[$L]\"\r")
+        .await
+        .unwrap();
+    read_until(&mut conn, "ready\r\n").await;
     w.write("typed line\r").await.unwrap();
     read_until(&mut conn, "got:[typed line]").await;
     w.write("stty size | sed 's/^/sz=/'\r").await.unwrap();
