@@ -29,6 +29,10 @@ pub const API_KEY_HEADER: &str = "OPEN-SANDBOX-API-KEY";
 /// Header carrying the request id.
 pub const REQUEST_ID_HEADER: &str = "X-Request-ID";
 
+/// Longest a calling thread's own connection stays pooled between two calls (see
+/// `ConnectionConfig::local_pool_idle_timeout`).
+pub(crate) const LOCAL_POOL_IDLE_MAX: Duration = Duration::from_secs(2);
+
 /// URL scheme used to reach the server and the sandbox endpoints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Protocol {
@@ -322,6 +326,19 @@ impl ConnectionConfig {
         Ok(self.pool.get_or_init(|| client).clone())
     }
 
+    /// The idle timeout of a calling thread's own pool (`runtime::block_on_request`):
+    /// at most [`LOCAL_POOL_IDLE_MAX`]. Nothing drives such a pool between calls, so a
+    /// connection the server closed meanwhile still looks open at the next call, and a
+    /// POST sent on it fails (it is not retried: it may have been received). A pool
+    /// entry idle longer than its timeout is dropped at checkout, without being polled,
+    /// so the cap keeps every reused connection younger than the keep-alive timeouts
+    /// servers commonly use (uvicorn, which serves the official server, and Node: 5 s;
+    /// Apache: 5 s; nginx: 75 s). The shared pool keeps the configured timeout: its
+    /// connections see the server's close as it happens.
+    pub(crate) fn local_pool_idle_timeout(&self) -> Duration {
+        self.pool_idle_timeout.min(LOCAL_POOL_IDLE_MAX)
+    }
+
     fn build_client(
         &self,
         resolver: Option<crate::runtime::HomeResolver>,
@@ -331,7 +348,11 @@ impl ConnectionConfig {
         let mut b = reqwest::Client::builder()
             .connect_timeout(self.connect_timeout)
             .pool_max_idle_per_host(self.pool_max_idle_per_host)
-            .pool_idle_timeout(self.pool_idle_timeout)
+            .pool_idle_timeout(if resolver.is_some() {
+                self.local_pool_idle_timeout()
+            } else {
+                self.pool_idle_timeout
+            })
             .tcp_nodelay(true)
             .user_agent(self.user_agent.clone());
         if let Some(r) = resolver {

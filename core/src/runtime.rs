@@ -375,12 +375,89 @@ mod tests {
     }
 
     fn execd(addr: &str) -> crate::ExecdClient {
+        execd_with(addr, crate::ConnectionConfig::new())
+    }
+
+    fn execd_with(addr: &str, config: crate::ConnectionConfig) -> crate::ExecdClient {
         let ep = crate::models::Endpoint {
             endpoint: addr.to_owned(),
             headers: Default::default(),
             origin: None,
         };
-        crate::ExecdClient::new(crate::ConnectionConfig::new(), &ep).unwrap()
+        crate::ExecdClient::new(config, &ep).unwrap()
+    }
+
+    /// Like [`server`], but each connection is closed once it has been idle for
+    /// `keep_alive` after an answer (as uvicorn does after 5 s).
+    fn closing_server(keep_alive: Duration) -> (String, Arc<AtomicUsize>) {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.set_nonblocking(true).unwrap();
+        let addr = l.local_addr().unwrap().to_string();
+        let count = Arc::new(AtomicUsize::new(0));
+        let c = count.clone();
+        runtime().spawn(async move {
+            let l = tokio::net::TcpListener::from_std(l).unwrap();
+            while let Ok((mut sock, _)) = l.accept().await {
+                c.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut chunk = [0u8; 4096];
+                    let mut buf = Vec::new();
+                    let mut answered = false;
+                    loop {
+                        let read = sock.read(&mut chunk);
+                        let n = if answered {
+                            match tokio::time::timeout(keep_alive, read).await {
+                                Ok(r) => r,
+                                Err(_) => return, // idle too long: close
+                            }
+                        } else {
+                            read.await
+                        };
+                        match n {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                        // Requests here have no body: the head ends the request.
+                        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            buf.drain(..p + 4);
+                            let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
+                            if sock.write_all(ok).await.is_err() {
+                                return;
+                            }
+                            answered = true;
+                        }
+                    }
+                });
+            }
+        });
+        (addr, count)
+    }
+
+    #[test]
+    fn a_callers_pool_never_outlives_common_server_keep_alives() {
+        let default = crate::ConnectionConfig::new();
+        assert!(default.local_pool_idle_timeout() <= Duration::from_secs(2));
+        let short = crate::ConnectionConfig::new().with_pool(4, Duration::from_millis(50));
+        assert_eq!(short.local_pool_idle_timeout(), Duration::from_millis(50));
+    }
+
+    /// Regression guard for the cap above: a connection the server closed while the
+    /// thread was out of a call is not reused for a POST (which is not retried), because
+    /// a local pool drops idle entries at checkout without being driven.
+    #[test]
+    fn a_connection_closed_between_calls_is_not_reused() {
+        let (addr, conns) = closing_server(Duration::from_millis(150));
+        let config = crate::ConnectionConfig::new().with_pool(4, Duration::from_millis(100));
+        let x = execd_with(&addr, config);
+        let post = |x: crate::ExecdClient| {
+            block_on_request(async move { x.set_permissions(&[]).await })
+                .unwrap()
+                .unwrap()
+        };
+        post(x.clone());
+        std::thread::sleep(Duration::from_millis(400));
+        post(x.clone());
+        assert_eq!(conns.load(Ordering::SeqCst), 2);
     }
 
     #[test]
