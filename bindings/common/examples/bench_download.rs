@@ -5,7 +5,9 @@
 //! - `core`: the core's chunk stream, each chunk dropped (core + reqwest/hyper);
 //! - `host`: `download.open` and [`Session::download_read_parts`] of 1 MiB copied into
 //!   one reused buffer, on the shared binding runtime: what the Go/C, Java and Python
-//!   hosts do, without any host language.
+//!   hosts do, without any host language;
+//! - `worker`: the same reads, each run on a runtime worker (`block_on_worker`), so the
+//!   calling thread is woken once per read rather than once per network chunk.
 //!
 //! `OPEN_SANDBOX_DOMAIN=127.0.0.1:8080 OPEN_SANDBOX_API_KEY=... \
 //! cargo run --release -p opensandbox-bindings --example bench_download [MiB] [rounds]`
@@ -27,15 +29,19 @@ const HOST_READ: usize = 1 << 20;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
-/// CPU seconds (user + system) and minor page faults of this process, or of its
-/// waited-for children (curl).
-fn usage(who: libc::c_int) -> (f64, i64) {
+/// CPU seconds (user + system), minor page faults and context switches of this
+/// process, or of its waited-for children (curl).
+fn usage(who: libc::c_int) -> (f64, i64, i64) {
     // SAFETY: getrusage only writes the struct it is given.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: as above; `u` is a valid, writable rusage.
     unsafe { libc::getrusage(who, &mut u) };
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    (secs(u.ru_utime) + secs(u.ru_stime), u.ru_minflt)
+    (
+        secs(u.ru_utime) + secs(u.ru_stime),
+        u.ru_minflt,
+        u.ru_nvcsw + u.ru_nivcsw,
+    )
 }
 
 fn main() -> Res<()> {
@@ -43,7 +49,7 @@ fn main() -> Res<()> {
     let mib: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(256);
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(3);
     let size = mib << 20;
-    let s = Session::new();
+    let s = std::sync::Arc::new(Session::new());
     let rt = runtime::runtime();
 
     let opened = rt.block_on(s.call("sandbox.create", json!({"image": "bench"})))?;
@@ -70,8 +76,12 @@ fn main() -> Res<()> {
         Default::default(),
     ))?;
 
-    let mut figures: Vec<(&str, Vec<f64>)> =
-        vec![("curl", vec![]), ("core", vec![]), ("host", vec![])];
+    let mut figures: Vec<(&str, Vec<f64>)> = vec![
+        ("curl", vec![]),
+        ("core", vec![]),
+        ("host", vec![]),
+        ("worker", vec![]),
+    ];
     for round in 0..rounds {
         for (name, runs) in figures.iter_mut() {
             let who = if *name == "curl" {
@@ -120,7 +130,14 @@ fn main() -> Res<()> {
                     let h = h["handle"].as_u64().unwrap_or_default();
                     let (mut n, mut reads) = (0usize, 0usize);
                     loop {
-                        let parts = rt.block_on(s.download_read_parts(h, HOST_READ))?;
+                        let parts = if *name == "worker" {
+                            let s = s.clone();
+                            runtime::block_on_worker(async move {
+                                s.download_read_parts(h, HOST_READ).await
+                            })??
+                        } else {
+                            rt.block_on(s.download_read_parts(h, HOST_READ))?
+                        };
                         if parts.is_empty() {
                             break;
                         }
@@ -143,9 +160,10 @@ fn main() -> Res<()> {
             let after = usage(who);
             let rate = size as f64 / 1e6 / secs;
             println!(
-                "round {round} {name}: {rate:.0} MB/s ({reads} reads/chunks, client CPU {:.0} ms, {} minor faults)",
+                "round {round} {name}: {rate:.0} MB/s ({reads} reads/chunks, client CPU {:.0} ms, {} minor faults, {} context switches)",
                 (after.0 - before.0) * 1e3,
-                after.1 - before.1
+                after.1 - before.1,
+                after.2 - before.2
             );
             runs.push(rate);
         }
