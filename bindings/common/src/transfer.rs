@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use bytes::Bytes;
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use opensandbox_core::execd::BytesStream;
 use opensandbox_core::{WriteData, WriteEntry};
 use serde_json::{json, Value};
@@ -20,11 +20,6 @@ use crate::error::{OpError, OpResult};
 use crate::ops::files::{read_options, write_entry};
 use crate::session::{Entry, Session};
 
-/// Network chunks a download reads ahead of the host (each is what one read of the
-/// connection brought, up to hyper's buffer of ~400 KiB): the connection keeps
-/// receiving while the host handles the previous read, with memory bounded.
-const READ_AHEAD: usize = 32;
-
 /// A read waits until this much (or the host's whole `max`, if smaller) has arrived or
 /// the body has ended. Handing over whatever had arrived made a 256 MiB download cross
 /// into Python about 1,200 times (one wake-up, one `bytes`, one loop turn each, at
@@ -32,15 +27,24 @@ const READ_AHEAD: usize = 32;
 /// flows: the wait is for bytes, never for a timer.
 const READ_FILL: usize = 512 * 1024;
 
-/// An open download: a task reads the body ahead into a bounded queue; each read
-/// takes what has already arrived, up to the host's size, in one crossing.
+/// An open download: each read polls the response body itself and takes what has
+/// arrived, up to the host's size, in one crossing.
+///
+/// There is no read-ahead task and no queue of chunks: the socket's receive buffer
+/// (megabytes on loopback and on any fast link) already keeps the transfer going while
+/// the host handles the previous read. A queue of 32 received chunks (~10 MiB) used to
+/// sit here; it kept every chunk alive past hyper's next read, so each read of the
+/// connection got freshly allocated memory (page faults, cold caches) where a chunk
+/// taken and dropped at once lets hyper reuse its buffer: measured on a 256 MiB
+/// download through the server proxy, the 1 MiB-read host path went from about 55 %
+/// of curl's rate, with ~6,000-22,000 page faults, to the core's own rate
+/// (bench_download; figures in docs/architecture.md).
 pub struct Download {
-    state: tokio::sync::Mutex<Ahead>,
-    task: JoinHandle<()>,
+    state: tokio::sync::Mutex<Body>,
 }
 
-struct Ahead {
-    rx: mpsc::Receiver<opensandbox_core::Result<Bytes>>,
+struct Body {
+    stream: BytesStream,
     /// The unread rest of the last chunk taken.
     pending: Bytes,
     /// An error that arrived after data of the same read: the next read reports it.
@@ -48,32 +52,15 @@ struct Ahead {
     done: bool,
 }
 
-impl Drop for Download {
-    fn drop(&mut self) {
-        // Closing the download stops the read-ahead (and with it the connection).
-        self.task.abort();
-    }
-}
-
 impl Download {
-    fn start(mut stream: BytesStream) -> Download {
-        let (tx, rx) = mpsc::channel(READ_AHEAD);
-        let task = tokio::spawn(async move {
-            while let Some(chunk) = stream.next().await {
-                let failed = chunk.is_err();
-                if tx.send(chunk).await.is_err() || failed {
-                    return;
-                }
-            }
-        });
+    fn start(stream: BytesStream) -> Download {
         Download {
-            state: tokio::sync::Mutex::new(Ahead {
-                rx,
+            state: tokio::sync::Mutex::new(Body {
+                stream,
                 pending: Bytes::new(),
                 failed: None,
                 done: false,
             }),
-            task,
         }
     }
 
@@ -94,12 +81,12 @@ impl Download {
                     break;
                 }
                 let next = if got < fill {
-                    g.rx.recv().await
+                    g.stream.next().await
                 } else {
-                    match g.rx.try_recv() {
-                        Ok(chunk) => Some(chunk),
-                        Err(mpsc::error::TryRecvError::Empty) => break,
-                        Err(mpsc::error::TryRecvError::Disconnected) => None,
+                    // Past the fill: only what is already there, no waiting.
+                    match g.stream.next().now_or_never() {
+                        Some(next) => next,
+                        None => break,
                     }
                 };
                 match next {
@@ -434,8 +421,35 @@ mod tests {
     }
 
     async fn settle() {
-        // Lets the read-ahead task queue what it has.
+        // Time in which a read-ahead (there is none) could have pulled chunks.
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+
+    #[test]
+    fn no_chunk_is_pulled_before_a_read_needs_it() {
+        // Regression: a read-ahead queue kept up to 32 received chunks alive, so hyper
+        // could never reuse its read buffer and every read of the connection touched
+        // fresh memory (~10,000 page faults per 256 MiB). Chunks are pulled only by a
+        // read, and only as far as that read needs.
+        rt().block_on(async {
+            let pulled = std::sync::Arc::new(AtomicU64::new(0));
+            let seen = pulled.clone();
+            let chunks = (0..64).map(move |_| {
+                seen.fetch_add(1, Ordering::SeqCst);
+                Ok(Bytes::from_static(b"abcd"))
+            });
+            let d = Download::start(Box::pin(futures_util::stream::iter(chunks)));
+            settle().await;
+            assert_eq!(pulled.load(Ordering::SeqCst), 0);
+            // 6 bytes: two chunks, the rest of the second one kept for the next read.
+            assert_eq!(d.read_parts(6).await.unwrap().concat(), b"abcdab");
+            settle().await;
+            assert_eq!(pulled.load(Ordering::SeqCst), 2);
+            assert_eq!(d.read_parts(2).await.unwrap().concat(), b"cd");
+            assert_eq!(pulled.load(Ordering::SeqCst), 2);
+            // Dropping the download drops the body (the connection) with it.
+            drop(d);
+        });
     }
 
     #[test]
