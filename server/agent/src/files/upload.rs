@@ -239,7 +239,40 @@ pub async fn upload(fs: Fs, request: Request) -> Result<Response, ApiError> {
         ))
     })?;
     let mut form = multer::Multipart::new(request.into_body().into_data_stream(), boundary);
+    match place_parts(&fs, &mut form).await {
+        Ok(()) => Ok(().into_response()),
+        Err(err) => {
+            drain(&mut form).await;
+            Err(err)
+        }
+    }
+}
 
+/// How much of an upload an error cut short is still read before the answer (and how
+/// long that may take): answering and closing while the client still sends the body
+/// resets the connection, and the reset can overtake the answer, which the server's
+/// proxy then reports as a 502 instead of the error (a write refused as a user's was).
+const ERROR_DRAIN_BYTES: usize = 16 * 1024 * 1024;
+const ERROR_DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Reads and discards what is left of `form`, within the bounds above.
+async fn drain(form: &mut multer::Multipart<'_>) {
+    let work = async {
+        let mut left = ERROR_DRAIN_BYTES;
+        while let Ok(Some(mut field)) = form.next_field().await {
+            while let Ok(Some(chunk)) = field.chunk().await {
+                left = left.saturating_sub(chunk.len());
+                if left == 0 {
+                    return;
+                }
+            }
+        }
+    };
+    let _ = tokio::time::timeout(ERROR_DRAIN_TIME, work).await;
+}
+
+/// Places every metadata/file pair of the form.
+async fn place_parts(fs: &Fs, form: &mut multer::Multipart<'_>) -> Result<(), ApiError> {
     let mut waiting_metadata: VecDeque<Metadata> = VecDeque::new();
     let mut waiting_files: VecDeque<Spooled> = VecDeque::new();
     let (mut metadata_count, mut file_count) = (0usize, 0usize);
@@ -250,14 +283,14 @@ pub async fn upload(fs: Fs, request: Request) -> Result<Response, ApiError> {
                 metadata_count += 1;
                 let metadata = read_metadata(field).await?;
                 match waiting_files.pop_front() {
-                    Some(spooled) => place_spooled(&fs, spooled, metadata).await?,
+                    Some(spooled) => place_spooled(fs, spooled, metadata).await?,
                     None => waiting_metadata.push_back(metadata),
                 }
             }
             Some("file") => {
                 file_count += 1;
                 match waiting_metadata.pop_front() {
-                    Some(metadata) => write_to_destination(&fs, &mut field, metadata).await?,
+                    Some(metadata) => write_to_destination(fs, &mut field, metadata).await?,
                     None => waiting_files.push_back(spool(&mut field).await?),
                 }
             }
@@ -283,7 +316,7 @@ pub async fn upload(fs: Fs, request: Request) -> Result<Response, ApiError> {
             "{metadata_count} metadata parts but {file_count} file parts; they must pair up"
         )));
     }
-    Ok(().into_response())
+    Ok(())
 }
 
 #[cfg(test)]

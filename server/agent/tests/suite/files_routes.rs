@@ -884,3 +884,47 @@ async fn refused_requests_are_answered_after_their_body() {
         );
     }
 }
+
+/// Regression: an upload refused before its file part was read (here its destination's
+/// parent is a file; in conformance, a user's write to a root-only file) is answered
+/// only after the rest of its body. The agent answered and closed with the body unread,
+/// the connection was reset, and through the server's proxy a 403 became a 502.
+#[tokio::test]
+async fn a_refused_upload_is_answered_after_its_body() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let agent = start().await;
+    agent.write("/blocker", b"a file, not a directory");
+    let addr = agent.base.trim_start_matches("http://").to_string();
+    let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let first =
+        "--XYZ\r\nContent-Disposition: form-data; name=\"metadata\"; filename=\"metadata\"\r\n\
+                 Content-Type: application/json\r\n\r\n{\"path\":\"/blocker/f.txt\"}\r\n\
+                 --XYZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f.txt\"\r\n\
+                 Content-Type: application/octet-stream\r\n\r\n";
+    let data = vec![b'x'; 400_000];
+    let last = "\r\n--XYZ--\r\n";
+    let head = format!(
+        "POST /files/upload HTTP/1.1\r\nHost: x\r\n\
+         Content-Type: multipart/form-data; boundary=XYZ\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        first.len() + data.len() + last.len()
+    );
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    tcp.write_all(first.as_bytes()).await.unwrap();
+    tcp.write_all(&data[..1000]).await.unwrap();
+    // The agent refuses the destination now, with most of the body still to come.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    tcp.write_all(&data[1000..]).await.unwrap();
+    tcp.write_all(last.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tcp.read_to_end(&mut answer)
+        .await
+        .expect("the connection was reset instead of answered");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.starts_with("HTTP/1.1 4") || answer.starts_with("HTTP/1.1 5"),
+        "{answer}"
+    );
+    assert!(answer.contains("\"code\""), "{answer}");
+    assert!(!agent.host("/blocker/f.txt").exists());
+}
