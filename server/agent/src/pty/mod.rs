@@ -545,8 +545,17 @@ mod tests {
         output: impl tokio::io::AsyncRead + Send + Unpin + 'static,
         stall: Duration,
     ) -> (usize, Option<i32>) {
-        let (session, mut live) = held_session();
         let child = tokio::process::Command::new("true").spawn().unwrap();
+        drain_child(child, output, stall).await
+    }
+
+    /// [`drain`] with the shell given.
+    async fn drain_child(
+        child: tokio::process::Child,
+        output: impl tokio::io::AsyncRead + Send + Unpin + 'static,
+        stall: Duration,
+    ) -> (usize, Option<i32>) {
+        let (session, mut live) = held_session();
         session.supervise(
             1,
             child,
@@ -590,9 +599,19 @@ mod tests {
         assert_eq!((got, exit), (0, Some(0)));
         drop(silent);
 
+        // The writer starts once the shell is reaped, so (nearly) every byte is read
+        // after the exit and counts against DRAIN_MAX: bytes read while the shell
+        // still ran are not bounded, and a loaded machine (CI) read 300 KiB of them.
+        let child = tokio::process::Command::new("true").spawn().unwrap();
+        let pid = nix::unistd::Pid::from_raw(child.id().expect("pid") as i32);
         let (mut endless, reader) = tokio::io::duplex(64 * 1024);
-        tokio::spawn(async move { while endless.write_all(&[b'y'; 4096]).await.is_ok() {} });
-        let (got, exit) = drain(reader, Duration::ZERO).await;
+        tokio::spawn(async move {
+            while nix::sys::signal::kill(pid, None).is_ok() {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            while endless.write_all(&[b'y'; 4096]).await.is_ok() {}
+        });
+        let (got, exit) = drain_child(child, reader, Duration::ZERO).await;
         assert_eq!(exit, Some(0));
         assert!(got >= DRAIN_MAX, "{got}");
         assert!(got < DRAIN_MAX + 4 * READ_CHUNK + 64 * 1024, "{got}");
