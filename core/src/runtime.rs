@@ -95,21 +95,34 @@ where
     rt.block_on(rt.spawn(f))
 }
 
+/// One HTTP client per config pool (see [`local_client`]), for a runtime that only
+/// its callers drive: the connections of these clients are spawned on that runtime, so
+/// they are handed out only while a call drives it.
+type Clients = Arc<Mutex<Vec<(Weak<OnceLock<reqwest::Client>>, reqwest::Client)>>>;
+
 /// A calling thread's own current-thread runtime and the connection pools it drives.
 struct Local {
     generation: u64,
     /// Declared before `clients`: dropped first, it closes the connections it drives.
     rt: Runtime,
-    /// One HTTP client per config pool (see [`local_client`]); their connections are
-    /// spawned on `rt`, so they are handed out only while this thread is in a call.
-    clients: RefCell<Vec<(Weak<OnceLock<reqwest::Client>>, reqwest::Client)>>,
+    clients: Clients,
+}
+
+/// What a thread in a call on a caller-driven runtime (its [`Local`] or a [`Driver`])
+/// needs to know.
+struct Call {
+    /// The runtime that work which must outlive the call goes to ([`spawn_detached`]).
+    home: Handle,
+    /// The pools of the runtime being driven.
+    clients: Clients,
+    /// The driver being driven, if that is what the call runs on.
+    driver: Option<Arc<Driver>>,
 }
 
 thread_local! {
     static LOCAL: RefCell<Option<Rc<Local>>> = const { RefCell::new(None) };
-    /// Set while this thread runs a call on its local runtime: the runtime that work
-    /// which must outlive the call goes to ([`spawn_detached`]).
-    static HOME: RefCell<Option<Handle>> = const { RefCell::new(None) };
+    /// Set while this thread runs a call on a caller-driven runtime.
+    static CALL: RefCell<Option<Call>> = const { RefCell::new(None) };
 }
 
 /// This thread's local runtime, built on first use (and again after a fork).
@@ -134,7 +147,7 @@ fn local() -> Option<Rc<Local>> {
             let l = Rc::new(Local {
                 generation,
                 rt,
-                clients: RefCell::new(Vec::new()),
+                clients: Clients::default(),
             });
             *slot = Some(l.clone());
             Some(l)
@@ -143,25 +156,31 @@ fn local() -> Option<Rc<Local>> {
         .flatten()
 }
 
-/// Whether this thread is running a call on its local runtime.
+/// Whether this thread is running a call on a caller-driven runtime.
 fn in_local_call() -> bool {
-    HOME.try_with(|h| h.borrow().is_some()).unwrap_or(false)
+    CALL.try_with(|c| c.borrow().is_some()).unwrap_or(false)
 }
 
-/// Marks this thread as in a local call with `home` for the guard's lifetime.
+/// Marks this thread as in a call for the guard's lifetime.
 struct InCall;
 
 impl InCall {
-    fn enter(home: &Handle) -> InCall {
-        HOME.with(|h| *h.borrow_mut() = Some(home.clone()));
+    fn enter(call: Call) -> InCall {
+        CALL.with(|c| *c.borrow_mut() = Some(call));
         InCall
     }
 }
 
 impl Drop for InCall {
     fn drop(&mut self) {
-        let _ = HOME.try_with(|h| h.borrow_mut().take());
+        let _ = CALL.try_with(|c| c.borrow_mut().take());
     }
+}
+
+fn home_of_call() -> Option<Handle> {
+    CALL.try_with(|c| c.borrow().as_ref().map(|c| c.home.clone()))
+        .ok()
+        .flatten()
 }
 
 /// Runs a request-shaped call to completion from a thread that is not inside a
@@ -206,7 +225,11 @@ where
 {
     if !in_local_call() && Handle::try_current().is_err() && !requests_on_workers() {
         if let Some(local) = local() {
-            let _in_call = InCall::enter(home);
+            let _in_call = InCall::enter(Call {
+                home: home.clone(),
+                clients: local.clients.clone(),
+                driver: None,
+            });
             return Ok(local.rt.block_on(f));
         }
     }
@@ -232,8 +255,7 @@ pub fn spawn_detached<F>(fut: F)
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    let home = HOME.try_with(|h| h.borrow().clone()).ok().flatten();
-    if let Some(h) = home {
+    if let Some(h) = home_of_call() {
         h.spawn(fut);
     } else if let Ok(h) = Handle::try_current() {
         h.spawn(fut);
@@ -249,20 +271,21 @@ pub(crate) fn local_client(
     pool: &Arc<OnceLock<reqwest::Client>>,
     build: impl FnOnce(&Handle) -> crate::Result<reqwest::Client>,
 ) -> Option<crate::Result<reqwest::Client>> {
-    let home = HOME.try_with(|h| h.borrow().clone()).ok().flatten()?;
+    let (home, clients) = CALL
+        .try_with(|c| {
+            c.borrow()
+                .as_ref()
+                .map(|c| (c.home.clone(), c.clients.clone()))
+        })
+        .ok()
+        .flatten()?;
     // Inside a local call the shared pool must not be used: a connection it opened here
     // would be spawned on the local runtime and stall the other threads that take it.
-    let unavailable = || {
-        crate::Error::internal(
+    let Ok(mut clients) = clients.try_lock() else {
+        return Some(Err(crate::Error::internal(
             "connection_config",
             "the calling thread's connection pool is unavailable",
-        )
-    };
-    let Some(local) = LOCAL.try_with(|c| c.borrow().clone()).ok().flatten() else {
-        return Some(Err(unavailable()));
-    };
-    let Ok(mut clients) = local.clients.try_borrow_mut() else {
-        return Some(Err(unavailable()));
+        )));
     };
     clients.retain(|(w, _)| w.strong_count() > 0);
     if let Some((_, c)) = clients
@@ -272,6 +295,121 @@ pub(crate) fn local_client(
         return Some(Ok(c.clone()));
     }
     Some(build(&home).inspect(|c| clients.push((Arc::downgrade(pool), c.clone()))))
+}
+
+/// A current-thread runtime with connection pools of its own that no thread of its own
+/// drives: whichever thread calls [`Driver::block_on`] does (one at a time). For a
+/// response body that a host reads over many calls, possibly from different threads (a
+/// download read by goroutines, which move between threads): opened and read through
+/// one driver, the thread that asks for the next bytes reads the socket itself, as
+/// curl and Go's net/http do, instead of waking a worker that reads it and then wakes
+/// the host (several cross-thread wake-ups per received chunk; docs/architecture.md
+/// "Downloads").
+///
+/// The rule of [`block_on_request`] holds here too: what runs on a driver progresses
+/// only inside a call to it. A body opened on a driver must be read through it
+/// ([`Driver::block_on`], or from elsewhere by driving it on a blocking thread).
+pub struct Driver {
+    generation: u64,
+    home: Handle,
+    /// `None` once dropped (the runtime is shut down without blocking).
+    rt: Mutex<Option<Runtime>>,
+    clients: Clients,
+}
+
+/// Why [`Driver::block_on`] cannot run a future.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriverError {
+    /// The thread is already in a call on a caller-driven runtime.
+    Nested,
+    /// The driver was made before a `fork()` of this process.
+    Forked,
+}
+
+impl std::fmt::Display for DriverError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DriverError::Nested => "a blocking read inside another blocking call",
+            DriverError::Forked => "the transfer was opened before this process forked",
+        })
+    }
+}
+
+impl std::error::Error for DriverError {}
+
+impl Driver {
+    /// A driver whose left-over work goes to `home` (the shared runtime). `None` when
+    /// the driver cannot be used: the OS refuses a runtime, or
+    /// `OPEN_SANDBOX_BLOCKING_CALLS=worker` asks for the shared runtime only.
+    pub fn new(home: &Handle) -> Option<Arc<Driver>> {
+        if requests_on_workers() {
+            return None;
+        }
+        register_atfork();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .ok()?;
+        Some(Arc::new(Driver {
+            generation: GENERATION.load(Ordering::SeqCst),
+            home: home.clone(),
+            rt: Mutex::new(Some(rt)),
+            clients: Clients::default(),
+        }))
+    }
+
+    /// The driver this thread is in a call on, if any.
+    pub fn current() -> Option<Arc<Driver>> {
+        CALL.try_with(|c| c.borrow().as_ref().and_then(|c| c.driver.clone()))
+            .ok()
+            .flatten()
+    }
+
+    /// Whether this thread is in a call on this driver.
+    pub fn is_current(self: &Arc<Self>) -> bool {
+        Driver::current().is_some_and(|d| Arc::ptr_eq(&d, self))
+    }
+
+    /// Runs `f` to completion on this driver, on the calling thread. Calls from several
+    /// threads take turns. The thread must not be inside a runtime's `block_on` (tokio
+    /// panics there); a blocking-pool thread (`spawn_blocking`) may call it.
+    ///
+    /// # Errors
+    /// [`DriverError`] when `f` cannot run here, with `f` unpolled (to run elsewhere).
+    pub fn block_on<F: Future>(self: &Arc<Self>, f: F) -> Result<F::Output, (DriverError, F)> {
+        if self.generation != GENERATION.load(Ordering::SeqCst) {
+            return Err((DriverError::Forked, f));
+        }
+        if in_local_call() {
+            return Err((DriverError::Nested, f));
+        }
+        let rt = self.rt.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(rt) = rt.as_ref() else {
+            return Err((DriverError::Forked, f));
+        };
+        let _in_call = InCall::enter(Call {
+            home: self.home.clone(),
+            clients: self.clients.clone(),
+            driver: Some(self.clone()),
+        });
+        Ok(rt.block_on(f))
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let rt = self.rt.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(rt) = rt {
+            if self.generation == GENERATION.load(Ordering::SeqCst) {
+                // Without waiting: a driver may be dropped inside another runtime (a
+                // download released by an async call), where a blocking drop panics.
+                rt.shutdown_background();
+            } else {
+                // From before a fork: its driver and sockets are the parent's too.
+                std::mem::forget(rt);
+            }
+        }
+    }
 }
 
 /// Resolves host names on the home runtime's blocking pool, so that a local runtime
@@ -340,6 +478,12 @@ mod tests {
     /// A keep-alive HTTP/1.1 server on the shared runtime that answers every GET with
     /// 200 and counts the connections it accepted.
     fn server() -> (String, Arc<AtomicUsize>) {
+        body_server(0)
+    }
+
+    /// [`server`] answering with a body of `len` bytes (`i % 251`).
+    fn body_server(len: usize) -> (String, Arc<AtomicUsize>) {
+        let body: Arc<[u8]> = (0..len).map(|i| (i % 251) as u8).collect();
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.set_nonblocking(true).unwrap();
         let addr = l.local_addr().unwrap().to_string();
@@ -349,6 +493,7 @@ mod tests {
             let l = tokio::net::TcpListener::from_std(l).unwrap();
             while let Ok((mut sock, _)) = l.accept().await {
                 c.fetch_add(1, Ordering::SeqCst);
+                let body = body.clone();
                 tokio::spawn(async move {
                     let mut buf = Vec::new();
                     let mut chunk = [0u8; 4096];
@@ -363,8 +508,11 @@ mod tests {
                             }
                         };
                         buf.drain(..end);
-                        let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
-                        if sock.write_all(ok).await.is_err() {
+                        let ok =
+                            format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len());
+                        if sock.write_all(ok.as_bytes()).await.is_err()
+                            || sock.write_all(&body).await.is_err()
+                        {
                             return;
                         }
                     }
@@ -550,5 +698,104 @@ mod tests {
         assert_eq!(libc::WEXITSTATUS(status), 0);
         // The child did not write into the parent's connection: it opened its own.
         assert_eq!(conns.load(Ordering::SeqCst), 2);
+    }
+
+    /// A download's body opened on a driver is read by whichever thread asks for the
+    /// next bytes; the driver's connection never enters the shared pool.
+    #[test]
+    fn a_body_on_a_driver_is_read_by_the_thread_that_drives_it() {
+        use futures_util::StreamExt;
+        const LEN: usize = 8 << 20;
+        let (addr, conns) = body_server(LEN);
+        let x = execd(&addr);
+        let d = Driver::new(runtime().handle()).unwrap();
+        let x1 = x.clone();
+        let body = d
+            .block_on(async move {
+                x1.read_bytes_stream("/f", &crate::models::ReadOptions::default())
+                    .await
+            })
+            .ok()
+            .unwrap()
+            .unwrap();
+        assert_eq!(conns.load(Ordering::SeqCst), 1);
+        // Each read from a new thread, as goroutines move between threads: the body
+        // progresses only inside these calls, on the calling thread.
+        let mut body = Some(body);
+        let (mut got, mut at) = (Vec::new(), 0usize);
+        loop {
+            let (d1, mut b) = (d.clone(), body.take().unwrap());
+            let (chunk, b) = std::thread::spawn(move || {
+                let me = std::thread::current().id();
+                let (chunk, ran_on) = d1
+                    .block_on(async { (b.next().await, std::thread::current().id()) })
+                    .ok()
+                    .unwrap();
+                assert_eq!(ran_on, me);
+                assert!(!d1.is_current(), "still marked in a call");
+                (chunk, b)
+            })
+            .join()
+            .unwrap();
+            body = Some(b);
+            match chunk {
+                Some(c) => {
+                    let c = c.unwrap();
+                    got.extend((at..at + c.len()).map(|i| (i % 251) as u8));
+                    assert!(
+                        c.iter().zip(&got[at..]).all(|(a, b)| a == b),
+                        "bytes differ"
+                    );
+                    at += c.len();
+                }
+                None => break,
+            }
+        }
+        assert_eq!(at, LEN);
+        // The driver's idle connection stays its own: the shared runtime opens another
+        // and does not stall on it.
+        let r = runtime().block_on(async { tokio::time::timeout(T, x.ping(T)).await });
+        assert!(matches!(r, Ok(Ok(()))), "shared request stalled or failed");
+        assert_eq!(conns.load(Ordering::SeqCst), 2);
+        // Released inside another runtime (an async release of a download): no panic.
+        drop(body);
+        runtime().block_on(async move { drop(d) });
+    }
+
+    #[test]
+    fn a_driver_refuses_a_nested_call_and_gives_the_future_back() {
+        let d = Driver::new(runtime().handle()).unwrap();
+        let d1 = d.clone();
+        let refused = block_on_request(async move {
+            match d1.block_on(async { 1 }) {
+                Ok(_) => None,
+                Err((e, f)) => Some((e, f.await)),
+            }
+        })
+        .unwrap();
+        assert_eq!(refused, Some((DriverError::Nested, 1)));
+        assert_eq!(d.block_on(async { 2 }).ok(), Some(2));
+    }
+
+    #[test]
+    fn a_driver_from_before_a_fork_is_refused_in_the_child() {
+        let d = Driver::new(runtime().handle()).unwrap();
+        assert_eq!(d.block_on(async { 1 }).ok(), Some(1));
+        // SAFETY: the child only runs our runtime code and then _exit()s.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: plain syscall; a hang fails the test instead of hanging it.
+            unsafe { libc::alarm(30) };
+            let ok = matches!(d.block_on(async { 1 }), Err((DriverError::Forked, _)));
+            drop(d);
+            // SAFETY: leave the child without running the parent's atexit handlers.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
+        assert!(pid > 0, "fork failed");
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status), "child hung or crashed");
+        assert_eq!(libc::WEXITSTATUS(status), 0);
     }
 }

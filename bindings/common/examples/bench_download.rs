@@ -7,7 +7,10 @@
 //!   one reused buffer, on the shared binding runtime: what the Go/C, Java and Python
 //!   hosts do, without any host language;
 //! - `worker`: the same reads, each run on a runtime worker (`block_on_worker`), so the
-//!   calling thread is woken once per read rather than once per network chunk.
+//!   calling thread is woken once per read rather than once per network chunk;
+//! - `driven`: the download opened and read as the blocking hosts do now
+//!   (`block_on_op`, `block_on_read`): on a driver of its own, each read doing the
+//!   socket reads on the calling thread.
 //!
 //! `OPEN_SANDBOX_DOMAIN=127.0.0.1:8080 OPEN_SANDBOX_API_KEY=... \
 //! cargo run --release -p opensandbox-bindings --example bench_download [MiB] [rounds]`
@@ -81,6 +84,7 @@ fn main() -> Res<()> {
         ("core", vec![]),
         ("host", vec![]),
         ("worker", vec![]),
+        ("driven", vec![]),
     ];
     for round in 0..rounds {
         for (name, runs) in figures.iter_mut() {
@@ -124,13 +128,28 @@ fn main() -> Res<()> {
                 _ => {
                     let mut buf = vec![0u8; HOST_READ];
                     let t = Instant::now();
-                    let h = rt.block_on(
-                        s.call("download.open", json!({"sandbox": handle, "path": PATH})),
-                    )?;
+                    let open_args = json!({"sandbox": handle, "path": PATH});
+                    let h = if *name == "driven" {
+                        let s = s.clone();
+                        opensandbox_bindings::block_on_op(
+                            rt.handle(),
+                            "download.open",
+                            async move { s.call("download.open", open_args).await },
+                        )??
+                    } else {
+                        rt.block_on(s.call("download.open", open_args))?
+                    };
                     let h = h["handle"].as_u64().unwrap_or_default();
                     let (mut n, mut reads) = (0usize, 0usize);
                     loop {
-                        let parts = if *name == "worker" {
+                        let parts = if *name == "driven" {
+                            opensandbox_bindings::block_on_read(
+                                rt.handle(),
+                                &s,
+                                h,
+                                s.download_read_parts(h, HOST_READ),
+                            )?
+                        } else if *name == "worker" {
                             let s = s.clone();
                             runtime::block_on_worker(async move {
                                 s.download_read_parts(h, HOST_READ).await

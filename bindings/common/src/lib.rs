@@ -28,6 +28,8 @@ pub use session::Session;
 
 use serde_json::Value;
 
+use opensandbox_core::runtime::Driver;
+
 /// Calls one op: parses `args` into the op's struct (unknown keys are an
 /// `invalid_argument` error naming the op and the key) and runs it on the current
 /// tokio runtime.
@@ -56,9 +58,38 @@ where
     F::Output: Send + 'static,
 {
     if ops::runs_in_call(op) {
-        opensandbox_core::runtime::block_on_request_with(home, fut)
-    } else {
-        home.block_on(home.spawn(fut))
+        return opensandbox_core::runtime::block_on_request_with(home, fut);
+    }
+    if ops::opens_a_driven_body(op) {
+        // The body is opened on a driver of its own, which the download keeps: its
+        // reads through [`block_on_read`] then read the socket on the reading thread.
+        if let Some(driver) = Driver::new(home) {
+            match driver.block_on(fut) {
+                Ok(out) => return Ok(out),
+                Err((_, fut)) => return home.block_on(home.spawn(fut)),
+            }
+        }
+    }
+    home.block_on(home.spawn(fut))
+}
+
+/// Blocks this thread (not inside a runtime) on `fut`, a read of download `handle`
+/// (e.g. [`Session::download_read_parts`]): on the download's own driver when it was
+/// opened by [`block_on_op`], so this thread reads the socket itself (no hand-off per
+/// received chunk); else on `home`, the shared runtime.
+pub fn block_on_read<F: std::future::Future>(
+    home: &tokio::runtime::Handle,
+    session: &Session,
+    handle: u64,
+    fut: F,
+) -> F::Output {
+    match session.download_driver(handle) {
+        Some(driver) => match driver.block_on(fut) {
+            Ok(out) => out,
+            // The read drives the download from a blocking thread instead.
+            Err((_, fut)) => home.block_on(fut),
+        },
+        None => home.block_on(fut),
     }
 }
 

@@ -5,11 +5,12 @@
 //! [`Session::write_bytes`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use futures_util::{FutureExt, StreamExt};
 use opensandbox_core::execd::BytesStream;
+use opensandbox_core::runtime::Driver;
 use opensandbox_core::{WriteData, WriteEntry};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
@@ -41,6 +42,9 @@ const READ_FILL: usize = 512 * 1024;
 /// (bench_download; figures in docs/architecture.md).
 pub struct Download {
     state: tokio::sync::Mutex<Body>,
+    /// The runtime the body was opened on when a blocking host opened it
+    /// (`crate::block_on_op`): only calls on it make the body progress.
+    driver: Option<Arc<Driver>>,
 }
 
 struct Body {
@@ -53,7 +57,7 @@ struct Body {
 }
 
 impl Download {
-    fn start(stream: BytesStream) -> Download {
+    fn start(stream: BytesStream, driver: Option<Arc<Driver>>) -> Download {
         Download {
             state: tokio::sync::Mutex::new(Body {
                 stream,
@@ -61,11 +65,42 @@ impl Download {
                 failed: None,
                 done: false,
             }),
+            driver,
+        }
+    }
+
+    /// [`Download::read_parts`] from anywhere: a body on a driver that this thread is
+    /// not driving is driven for the read on a blocking thread.
+    async fn read(self: Arc<Self>, max: usize) -> Result<Vec<Bytes>, OpError> {
+        match self.driver.clone() {
+            // Read where nothing drives the body (an async read of a download a
+            // blocking host opened): drive it on a blocking thread for this read.
+            Some(driver) if !driver.is_current() => {
+                let read = tokio::task::spawn_blocking(move || {
+                    driver
+                        .block_on(self.read_parts(max))
+                        .unwrap_or_else(|(e, _)| {
+                            Err(OpError::invalid(
+                                "download.read",
+                                format!("download.read: {e}"),
+                            ))
+                        })
+                });
+                read.await.unwrap_or_else(|e| {
+                    Err(OpError::internal(
+                        "download.read",
+                        format!("the read failed: {e}"),
+                    ))
+                })
+            }
+            _ => self.read_parts(max).await,
         }
     }
 
     /// Up to `max` bytes as one or more slices of the received chunks, waiting until
     /// `min(max, READ_FILL)` bytes have arrived or the body has ended: empty at the end.
+    /// The body must be progressing: on the runtime this task runs on, or on the driver
+    /// this thread drives.
     async fn read_parts(&self, max: usize) -> Result<Vec<Bytes>, OpError> {
         let max = max.max(1);
         let fill = max.min(READ_FILL);
@@ -142,9 +177,8 @@ pub async fn download_open(s: &Session, a: ReadArgs) -> OpResult {
     const OP: &str = "download.open";
     let fs = crate::ops::files::files_client(s, OP, &a).await?;
     let stream = fs.read_bytes_stream(&a.path, &read_options(&a)).await?;
-    let h = s.insert(Entry::Download(std::sync::Arc::new(Download::start(
-        stream,
-    ))));
+    let download = Download::start(stream, Driver::current());
+    let h = s.insert(Entry::Download(Arc::new(download)));
     Ok(json!({"handle": h}))
 }
 
@@ -344,7 +378,18 @@ impl Session {
             Entry::Download(d) => Some(d.clone()),
             _ => None,
         })?;
-        d.read_parts(max).await
+        d.read(max).await
+    }
+
+    /// The driver of download `handle`, when a blocking host opened it
+    /// (`crate::block_on_read` reads on it).
+    pub fn download_driver(&self, handle: u64) -> Option<Arc<Driver>> {
+        self.typed("download.read", handle, "download", |e| match e {
+            Entry::Download(d) => Some(d.driver.clone()),
+            _ => None,
+        })
+        .ok()
+        .flatten()
     }
 
     /// The bytes of a file (`args` as `files.read_bytes`).
@@ -417,7 +462,7 @@ mod tests {
     }
 
     fn download(chunks: Vec<opensandbox_core::Result<Bytes>>) -> Download {
-        Download::start(Box::pin(futures_util::stream::iter(chunks)))
+        Download::start(Box::pin(futures_util::stream::iter(chunks)), None)
     }
 
     async fn settle() {
@@ -438,7 +483,7 @@ mod tests {
                 seen.fetch_add(1, Ordering::SeqCst);
                 Ok(Bytes::from_static(b"abcd"))
             });
-            let d = Download::start(Box::pin(futures_util::stream::iter(chunks)));
+            let d = Download::start(Box::pin(futures_util::stream::iter(chunks)), None);
             settle().await;
             assert_eq!(pulled.load(Ordering::SeqCst), 0);
             // 6 bytes: two chunks, the rest of the second one kept for the next read.
@@ -476,7 +521,7 @@ mod tests {
             // A body that arrives in small pieces over time: one read still returns
             // READ_FILL bytes (not the first piece), and the short tail at the end.
             let (tx, rx) = mpsc::channel::<opensandbox_core::Result<Bytes>>(4);
-            let d = Download::start(Box::pin(tokio_stream_of(rx)));
+            let d = Download::start(Box::pin(tokio_stream_of(rx)), None);
             let piece = vec![7u8; 64 * 1024];
             let n = READ_FILL / piece.len() + 2;
             let feed = tokio::spawn(async move {
@@ -535,5 +580,55 @@ mod tests {
             assert_eq!(e.kind, "connection");
             assert!(d.read_parts(100).await.unwrap().is_empty());
         });
+    }
+
+    /// A download that a blocking host opened lives on a driver of its own: a blocking
+    /// read drives it on the reading thread, and a read from async code (where nothing
+    /// drives it) drives it on a blocking thread instead of waiting forever.
+    #[test]
+    fn a_driven_download_is_read_from_threads_and_from_async_code() {
+        let home = rt();
+        let driver = Driver::new(home.handle()).unwrap();
+        // A body whose chunks come from a task on the driver: it progresses only while
+        // the driver is driven, like a connection opened on it.
+        let stream: BytesStream = driver
+            .block_on(async {
+                let (tx, rx) = mpsc::channel(1);
+                tokio::spawn(async move {
+                    for i in 0..8u8 {
+                        if tx.send(Ok(Bytes::from(vec![i; 3]))).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+                futures_util::stream::unfold(rx, |mut rx| async move {
+                    rx.recv().await.map(|item| (item, rx))
+                })
+                .boxed()
+            })
+            .ok()
+            .unwrap();
+        let s = Session::new();
+        let h = s.insert(Entry::Download(Arc::new(Download::start(
+            stream,
+            Some(driver.clone()),
+        ))));
+        assert!(s.download_driver(h).is_some());
+        let async_read = home.block_on(async {
+            let read = s.download_read_parts(h, 12);
+            tokio::time::timeout(std::time::Duration::from_secs(10), read).await
+        });
+        let parts = async_read.expect("the async read stalled").unwrap();
+        assert_eq!(parts.concat(), [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]);
+        let rest = std::thread::scope(|t| {
+            t.spawn(|| crate::block_on_read(home.handle(), &s, h, s.download_read_parts(h, 100)))
+                .join()
+                .unwrap()
+        });
+        assert_eq!(rest.unwrap().concat(), [4, 4, 4, 5, 5, 5, 6, 6, 6, 7, 7, 7]);
+        // Released from async code: the driver shuts down without blocking.
+        home.block_on(async { s.take("release", h, "download", |_| Some(())) })
+            .unwrap();
+        drop(driver);
     }
 }

@@ -699,14 +699,21 @@ pub unsafe extern "C" fn osb_session_download_read(
                 return Err(invalid(OP, format!("{OP}: buf must not be NULL")));
             }
             let cap = cap.min(i64::MAX as usize);
-            let session = s.session.clone();
-            // What has already arrived, up to `cap`, copied straight into `buf`.
-            let parts = block(
-                &s.rt,
-                OP,
+            if Handle::try_current().is_ok() {
+                return Err(invalid(
+                    OP,
+                    format!("{OP}: blocking call from a runtime thread (e.g. inside a callback)"),
+                ));
+            }
+            let session = &s.session;
+            // What has already arrived, up to `cap`, copied straight into `buf`; read
+            // on this thread when the download was opened by a blocking call.
+            let read = guarded(
+                OP.to_owned(),
                 token(cancel),
                 session.download_read_parts(handle, cap),
-            )?;
+            );
+            let parts = opensandbox_bindings::block_on_read(&s.rt.handle, session, handle, read)?;
             let mut n = 0usize;
             for part in parts {
                 let len = part.len().min(cap - n);

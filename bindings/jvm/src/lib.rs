@@ -317,7 +317,20 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
         }
         // What has already arrived (up to `len`), each slice copied straight into the
         // array.
-        let parts = block_on(SESSION.download_read_parts(handle(h)?, max))??;
+        let h = handle(h)?;
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(OpError::invalid(
+                "jni",
+                "a blocking SDK call was made from a runtime thread; use the *Async variant",
+            ));
+        }
+        // On this thread when a blocking call opened the download (it reads the socket).
+        let parts = opensandbox_bindings::block_on_read(
+            opensandbox_core::runtime::runtime().handle(),
+            &SESSION,
+            h,
+            SESSION.download_read_parts(h, max),
+        )?;
         if parts.is_empty() {
             return Ok(-1);
         }

@@ -132,15 +132,6 @@ where
     }
 }
 
-/// Waits for `fut` on the core's runtime with the GIL released.
-fn block<F>(py: Python<'_>, fut: F) -> PyResult<Py<PyAny>>
-where
-    F: Future<Output = Result<Out, OpError>> + Send,
-{
-    let out = py.detach(|| runtime::block_on(fut)).map_err(op_err)?;
-    out_to_py(py, out)
-}
-
 /// [`block`] for the request of op `op`: on this thread's own runtime when the op
 /// finishes everything within the call, else on a runtime worker next to its
 /// connection, this thread woken once, at the end (`opensandbox_bindings::block_on_op`).
@@ -454,7 +445,20 @@ impl Client {
 
     /// Up to `max` bytes of download `handle` (`download.open`); empty at the end.
     fn read_chunk(&self, py: Python<'_>, handle: u64, max: usize) -> PyResult<Py<PyAny>> {
-        block(py, self.read_chunk_fut(handle, max))
+        let fut = self.read_chunk_fut(handle, max);
+        let session = &self.session;
+        // On this thread when a blocking call opened the download (it reads the socket).
+        let out = py
+            .detach(|| {
+                opensandbox_bindings::block_on_read(
+                    runtime::runtime().handle(),
+                    session,
+                    handle,
+                    fut,
+                )
+            })
+            .map_err(op_err)?;
+        out_to_py(py, out)
     }
 
     /// [`Client::read_chunk`] as a task.

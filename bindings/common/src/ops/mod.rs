@@ -250,6 +250,16 @@ pub const RUN_IN_CALL: &[&str] = &[
     "isolation.run_logs",
 ];
 
+/// Ops that open a response body which later calls read (a download): a blocking host
+/// opens it on a driver of its own (`opensandbox_core::runtime::Driver`), read by the
+/// thread that asks for the next bytes (docs/architecture.md "Downloads").
+pub const DRIVEN_BY_READS: &[&str] = &["download.open"];
+
+/// Whether `op` is in [`DRIVEN_BY_READS`].
+pub fn opens_a_driven_body(op: &str) -> bool {
+    DRIVEN_BY_READS.contains(&op)
+}
+
 /// Whether `op` is in [`RUN_IN_CALL`].
 pub fn runs_in_call(op: &str) -> bool {
     RUN_IN_CALL.contains(&op)
