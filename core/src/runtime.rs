@@ -358,6 +358,11 @@ impl Driver {
         }))
     }
 
+    /// Whether [`Driver::block_on`] can run here at all (not made before a `fork()`).
+    pub fn is_usable(&self) -> bool {
+        self.generation == GENERATION.load(Ordering::SeqCst)
+    }
+
     /// The driver this thread is in a call on, if any.
     pub fn current() -> Option<Arc<Driver>> {
         CALL.try_with(|c| c.borrow().as_ref().and_then(|c| c.driver.clone()))

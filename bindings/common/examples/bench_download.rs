@@ -130,11 +130,12 @@ fn main() -> Res<()> {
                     let t = Instant::now();
                     let open_args = json!({"sandbox": handle, "path": PATH});
                     let h = if *name == "driven" {
-                        let s = s.clone();
+                        let s2 = s.clone();
                         opensandbox_bindings::block_on_op(
                             rt.handle(),
+                            &s,
                             "download.open",
-                            async move { s.call("download.open", open_args).await },
+                            async move { s2.call("download.open", open_args).await },
                         )??
                     } else {
                         rt.block_on(s.call("download.open", open_args))?

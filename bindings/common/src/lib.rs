@@ -28,8 +28,6 @@ pub use session::Session;
 
 use serde_json::Value;
 
-use opensandbox_core::runtime::Driver;
-
 /// Calls one op: parses `args` into the op's struct (unknown keys are an
 /// `invalid_argument` error naming the op and the key) and runs it on the current
 /// tokio runtime.
@@ -50,6 +48,7 @@ pub async fn call(session: &Session, op: &str, args: Value) -> OpResult {
 /// The task's `JoinError` when `fut` panicked on a worker.
 pub fn block_on_op<F>(
     home: &tokio::runtime::Handle,
+    session: &Session,
     op: &str,
     fut: F,
 ) -> Result<F::Output, tokio::task::JoinError>
@@ -63,7 +62,7 @@ where
     if ops::opens_a_driven_body(op) {
         // The body is opened on a driver of its own, which the download keeps: its
         // reads through [`block_on_read`] then read the socket on the reading thread.
-        if let Some(driver) = Driver::new(home) {
+        if let Some(driver) = session.driver(home) {
             match driver.block_on(fut) {
                 Ok(out) => return Ok(out),
                 Err((_, fut)) => return home.block_on(home.spawn(fut)),

@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 use crate::args::{parse, ReadArgs, UploadArgs, WriteFileArgs};
 use crate::error::{OpError, OpResult};
 use crate::ops::files::{read_options, write_entry};
-use crate::session::{Entry, Session};
+use crate::session::{recycle_driver, DriverPool, Entry, Session};
 
 /// A read waits until this much (or the host's whole `max`, if smaller) has arrived or
 /// the body has ended. Handing over whatever had arrived made a 256 MiB download cross
@@ -45,6 +45,21 @@ pub struct Download {
     /// The runtime the body was opened on when a blocking host opened it
     /// (`crate::block_on_op`): only calls on it make the body progress.
     driver: Option<Arc<Driver>>,
+    /// Where `driver` goes back to when the download is dropped.
+    pool: Option<DriverPool>,
+}
+
+impl Drop for Download {
+    fn drop(&mut self) {
+        // The body first: its connection goes back to the driver's pool (read to the
+        // end) or is closed, before another download may take the driver.
+        let body = self.state.get_mut();
+        body.stream = Box::pin(futures_util::stream::empty());
+        body.pending = Bytes::new();
+        if let (Some(driver), Some(pool)) = (self.driver.take(), self.pool.take()) {
+            recycle_driver(&pool, driver);
+        }
+    }
 }
 
 struct Body {
@@ -57,7 +72,11 @@ struct Body {
 }
 
 impl Download {
-    fn start(stream: BytesStream, driver: Option<Arc<Driver>>) -> Download {
+    fn start(
+        stream: BytesStream,
+        driver: Option<Arc<Driver>>,
+        pool: Option<DriverPool>,
+    ) -> Download {
         Download {
             state: tokio::sync::Mutex::new(Body {
                 stream,
@@ -66,6 +85,7 @@ impl Download {
                 done: false,
             }),
             driver,
+            pool,
         }
     }
 
@@ -177,7 +197,7 @@ pub async fn download_open(s: &Session, a: ReadArgs) -> OpResult {
     const OP: &str = "download.open";
     let fs = crate::ops::files::files_client(s, OP, &a).await?;
     let stream = fs.read_bytes_stream(&a.path, &read_options(&a)).await?;
-    let download = Download::start(stream, Driver::current());
+    let download = Download::start(stream, Driver::current(), Some(s.driver_pool()));
     let h = s.insert(Entry::Download(Arc::new(download)));
     Ok(json!({"handle": h}))
 }
@@ -462,7 +482,7 @@ mod tests {
     }
 
     fn download(chunks: Vec<opensandbox_core::Result<Bytes>>) -> Download {
-        Download::start(Box::pin(futures_util::stream::iter(chunks)), None)
+        Download::start(Box::pin(futures_util::stream::iter(chunks)), None, None)
     }
 
     async fn settle() {
@@ -483,7 +503,7 @@ mod tests {
                 seen.fetch_add(1, Ordering::SeqCst);
                 Ok(Bytes::from_static(b"abcd"))
             });
-            let d = Download::start(Box::pin(futures_util::stream::iter(chunks)), None);
+            let d = Download::start(Box::pin(futures_util::stream::iter(chunks)), None, None);
             settle().await;
             assert_eq!(pulled.load(Ordering::SeqCst), 0);
             // 6 bytes: two chunks, the rest of the second one kept for the next read.
@@ -521,7 +541,7 @@ mod tests {
             // A body that arrives in small pieces over time: one read still returns
             // READ_FILL bytes (not the first piece), and the short tail at the end.
             let (tx, rx) = mpsc::channel::<opensandbox_core::Result<Bytes>>(4);
-            let d = Download::start(Box::pin(tokio_stream_of(rx)), None);
+            let d = Download::start(Box::pin(tokio_stream_of(rx)), None, None);
             let piece = vec![7u8; 64 * 1024];
             let n = READ_FILL / piece.len() + 2;
             let feed = tokio::spawn(async move {
@@ -612,6 +632,7 @@ mod tests {
         let h = s.insert(Entry::Download(Arc::new(Download::start(
             stream,
             Some(driver.clone()),
+            Some(s.driver_pool()),
         ))));
         assert!(s.download_driver(h).is_some());
         let async_read = home.block_on(async {
@@ -626,9 +647,14 @@ mod tests {
                 .unwrap()
         });
         assert_eq!(rest.unwrap().concat(), [4, 4, 4, 5, 5, 5, 6, 6, 6, 7, 7, 7]);
-        // Released from async code: the driver shuts down without blocking.
+        // Released from async code: the driver goes back to the session, which hands
+        // it to the next download.
         home.block_on(async { s.take("release", h, "download", |_| Some(())) })
             .unwrap();
-        drop(driver);
+        let next = s.driver(home.handle()).unwrap();
+        assert!(Arc::ptr_eq(&next, &driver), "the driver was not reused");
+        // Dropped from async code: it shuts down without blocking.
+        drop(next);
+        home.block_on(async move { drop(driver) });
     }
 }

@@ -207,6 +207,7 @@ fn block<T>(
 /// hand-off for every step of the exchange (request sent, head received, body read).
 fn block_on_worker<T: Send + 'static>(
     rt: &RuntimeBox,
+    session: &Session,
     op: &str,
     cancel: Option<CancellationToken>,
     fut: impl Future<Output = Result<T, OpError>> + Send + 'static,
@@ -218,7 +219,7 @@ fn block_on_worker<T: Send + 'static>(
         ));
     }
     let fut = guarded(op.to_owned(), cancel, fut);
-    opensandbox_bindings::block_on_op(&rt.handle, op, fut).unwrap_or_else(|e| {
+    opensandbox_bindings::block_on_op(&rt.handle, session, op, fut).unwrap_or_else(|e| {
         Err(OpError::internal(
             op,
             format!("the call's task failed: {e}"),
@@ -450,7 +451,7 @@ pub unsafe extern "C" fn osb_session_call_blocking(
             let args = json_args(op, opt_str(op, "args_json", args_json)?)?;
             let session = s.session.clone();
             let name = op.to_owned();
-            let v = block_on_worker(&s.rt, op, token(cancel), async move {
+            let v = block_on_worker(&s.rt, &s.session, op, token(cancel), async move {
                 session.call(&name, args).await
             })?;
             Ok(into_c_string(to_json_string(op, &v)?))
@@ -634,7 +635,7 @@ pub unsafe extern "C" fn osb_session_upload_fd_blocking(
             let s = session_ref(OP, s)?;
             let args = json_args(OP, opt_str(OP, "args_json", args_json)?)?;
             let session = s.session.clone();
-            block_on_worker(&s.rt, OP, token(cancel), async move {
+            block_on_worker(&s.rt, &s.session, OP, token(cancel), async move {
                 session.upload_file(args, file, offset, len).await
             })?;
             Ok(0)

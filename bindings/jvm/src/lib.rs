@@ -100,8 +100,13 @@ where
             "a blocking SDK call was made from a runtime thread; use the *Async variant",
         ));
     }
-    opensandbox_bindings::block_on_op(opensandbox_core::runtime::runtime().handle(), op, f)
-        .map_err(|e| OpError::internal("jni", format!("the call's task failed: {e}")))
+    opensandbox_bindings::block_on_op(
+        opensandbox_core::runtime::runtime().handle(),
+        &SESSION,
+        op,
+        f,
+    )
+    .map_err(|e| OpError::internal("jni", format!("the call's task failed: {e}")))
 }
 
 /// [`block_on`] for a request: it runs on a runtime worker next to its connection, and

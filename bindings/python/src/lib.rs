@@ -132,15 +132,15 @@ where
     }
 }
 
-/// [`block`] for the request of op `op`: on this thread's own runtime when the op
+/// Waits for op `op`'s future `fut` with the GIL released: on this thread's own runtime when the op
 /// finishes everything within the call, else on a runtime worker next to its
 /// connection, this thread woken once, at the end (`opensandbox_bindings::block_on_op`).
-fn block_request<F>(py: Python<'_>, op: &str, fut: F) -> PyResult<Py<PyAny>>
+fn block_request<F>(py: Python<'_>, session: &Session, op: &str, fut: F) -> PyResult<Py<PyAny>>
 where
     F: Future<Output = Result<Out, OpError>> + Send + 'static,
 {
     let out = py
-        .detach(|| opensandbox_bindings::block_on_op(runtime::runtime().handle(), op, fut))
+        .detach(|| opensandbox_bindings::block_on_op(runtime::runtime().handle(), session, op, fut))
         .map_err(|e| {
             op_err(OpError::internal(
                 "call",
@@ -416,7 +416,7 @@ impl Client {
     ) -> PyResult<Py<PyAny>> {
         let name = op.clone();
         let fut = self.prepare(op, args, blobs)?;
-        block_request(py, &name, fut)
+        block_request(py, &self.session, &name, fut)
     }
 
     /// Starts `op` on the core's runtime; `done(ok, value)` is called when it ends.
@@ -435,7 +435,7 @@ impl Client {
     /// The bytes of a file (`files.read_bytes` arguments), blocking.
     fn read_bytes(&self, py: Python<'_>, args: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let fut = self.read_bytes_fut(args)?;
-        block_request(py, "files.read_bytes", fut)
+        block_request(py, &self.session, "files.read_bytes", fut)
     }
 
     /// The bytes of a file, as a task.
