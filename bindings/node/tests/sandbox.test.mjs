@@ -128,6 +128,26 @@ test('writeFiles from every data type; readBytes / readBytesStream / readFile ro
   assert.ok(listed.some((e) => e.path.endsWith('iter.txt')));
 });
 
+test('in-memory data is sent from its own memory: views, a dropped Buffer, a failed request', { skip }, async () => {
+  // The addon reads the Buffer itself (no copy), kept alive by its reference: a view
+  // uploads exactly its bytes, and a Buffer nothing else refers to survives a GC.
+  const backing = Buffer.alloc(5 * 1024 * 1024);
+  for (let i = 0; i < backing.length; i++) backing[i] = i % 251;
+  const view = backing.subarray(12345, 12345 + 4 * 1024 * 1024 + 3);
+  const pending = sbx.files.writeFiles([
+    { path: '/tmp/t/view.bin', data: view },
+    { path: '/tmp/t/dropped.bin', data: Buffer.alloc(6 * 1024 * 1024, 5) },
+  ]);
+  if (global.gc) global.gc();
+  for (let i = 0; i < 20; i++) Buffer.alloc(1024 * 1024, i); // garbage, so a GC may run
+  await pending;
+  assert.equal(sha(await sbx.files.readBytes('/tmp/t/view.bin')), sha(view));
+  assert.equal(sha(await sbx.files.readBytes('/tmp/t/dropped.bin')), sha(Buffer.alloc(6 * 1024 * 1024, 5)));
+  // A request that fails (the parent is a file) rejects; the Buffer is released after it.
+  await assert.rejects(sbx.files.writeFiles([{ path: '/tmp/t/view.bin/child', data: view }]));
+  assert.equal(sha(await sbx.files.readBytes('/tmp/t/view.bin')), sha(view));
+});
+
 test('a failing upload stream rejects and leaves the client usable', { skip }, async () => {
   const bad = (async function* g() { yield 'partial'; throw new Error('source broke'); })();
   await assert.rejects(sbx.files.writeFiles([{ path: '/tmp/t/bad.txt', data: bad }]), /source broke/);
