@@ -107,7 +107,8 @@ class SandboxFiles {
 
   /**
    * Writes several files in one multipart request. In-memory data (string, Buffer,
-   * Uint8Array, ArrayBuffer) is handed over at once; streams (Readable, async
+   * Uint8Array, ArrayBuffer) is handed over at once and sent from its own memory (no
+   * copy: do not modify it until the promise settles); streams (Readable, async
    * iterables, ReadableStream, Blob) are fed chunk by chunk with backpressure.
    */
   async writeFiles(entries) {
