@@ -5,6 +5,9 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { Readable } from 'node:stream';
+import fs from 'node:fs';
+import os from 'node:os';
+import nodePath from 'node:path';
 import {
   CodeInterpreter,
   ConnectionConfig,
@@ -146,6 +149,47 @@ test('in-memory data is sent from its own memory: views, a dropped Buffer, a fai
   // A request that fails (the parent is a file) rejects; the Buffer is released after it.
   await assert.rejects(sbx.files.writeFiles([{ path: '/tmp/t/view.bin/child', data: view }]));
   assert.equal(sha(await sbx.files.readBytes('/tmp/t/view.bin')), sha(view));
+});
+
+test('an unread fs.ReadStream of a regular file is read by the addon; other streams are streamed', { skip }, async () => {
+  const dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), 'osb-up-'));
+  try {
+    const data = Buffer.alloc(3 * 1024 * 1024 + 5);
+    for (let i = 0; i < data.length; i++) data[i] = (i * 7) % 256;
+    const file = nodePath.join(dir, 'f.bin');
+    fs.writeFileSync(file, data);
+    // Whole, a start/end slice (end inclusive, as createReadStream's), mixed with a Buffer
+    // and a stream in one request; each file stream ends destroyed, as read to its end.
+    const whole = fs.createReadStream(file);
+    const slice = fs.createReadStream(file, { start: 10, end: 1_000_009 });
+    await sbx.files.writeFiles([
+      { path: '/tmp/t/fs-whole.bin', data: whole },
+      { path: '/tmp/t/fs-slice.bin', data: slice },
+      { path: '/tmp/t/fs-buf.bin', data: Buffer.from('buf') },
+      { path: '/tmp/t/fs-readable.txt', data: Readable.from(['r', 's']) },
+    ]);
+    assert.equal(sha(await sbx.files.readBytes('/tmp/t/fs-whole.bin')), sha(data));
+    assert.equal(sha(await sbx.files.readBytes('/tmp/t/fs-slice.bin')), sha(data.subarray(10, 1_000_010)));
+    assert.equal(await sbx.files.readFile('/tmp/t/fs-buf.bin'), 'buf');
+    assert.equal(await sbx.files.readFile('/tmp/t/fs-readable.txt'), 'rs');
+    assert.ok(whole.destroyed && slice.destroyed);
+    // A subclass (its reads may differ) and a device go through JS as any stream.
+    class Sub extends fs.ReadStream {}
+    await sbx.files.writeFiles([
+      { path: '/tmp/t/fs-sub.bin', data: new Sub(file) },
+      { path: '/tmp/t/fs-null.bin', data: fs.createReadStream('/dev/null') },
+    ]);
+    assert.equal(sha(await sbx.files.readBytes('/tmp/t/fs-sub.bin')), sha(data));
+    assert.equal((await sbx.files.readBytes('/tmp/t/fs-null.bin')).length, 0);
+    // A failed request (the parent is a file) rejects and leaves the stream unread.
+    const unread = fs.createReadStream(file);
+    await assert.rejects(sbx.files.writeFiles([{ path: '/tmp/t/fs-whole.bin/child', data: unread }]));
+    assert.equal(unread.destroyed, false);
+    assert.equal(unread.bytesRead, 0);
+    unread.destroy();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a failing upload stream rejects and leaves the client usable', { skip }, async () => {
