@@ -268,6 +268,40 @@ pub async fn upload_finish(s: &Session, a: crate::args::HandleArgs) -> OpResult 
     }
 }
 
+/// `len` bytes of the regular file `file` from `offset` as the data of one upload entry,
+/// read by the library (as [`Session::upload_file`] reads it), for a host that builds a
+/// multipart request of several entries itself (Node's `writeFiles`). A file that ends
+/// before `len` bytes fails the request rather than store a short file.
+///
+/// # Errors
+/// A file that is not a regular file (`invalid_argument`), or one that cannot be
+/// stat'ed or sought.
+pub fn file_data(
+    op: &str,
+    mut file: std::fs::File,
+    offset: u64,
+    len: u64,
+) -> Result<WriteData, OpError> {
+    use std::io::{Seek, SeekFrom};
+    let meta = file
+        .metadata()
+        .map_err(|e| OpError::invalid(op, format!("{op}: cannot stat the file: {e}")))?;
+    if !meta.is_file() {
+        return Err(OpError::invalid(op, format!("{op}: not a regular file")));
+    }
+    file.seek(SeekFrom::Start(offset))
+        .map_err(|e| OpError::invalid(op, format!("{op}: cannot seek to {offset}: {e}")))?;
+    use tokio::io::AsyncReadExt;
+    let reader = ExactLen {
+        inner: tokio::fs::File::from_std(file).take(len),
+        left: len,
+    };
+    Ok(WriteData::Reader {
+        reader: Box::new(reader),
+        len: Some(len),
+    })
+}
+
 /// `upload.abort`.
 pub async fn upload_abort(s: &Session, a: crate::args::HandleArgs) -> OpResult {
     let up = s.take("upload.abort", a.handle, "upload", |e| match e {
@@ -488,6 +522,39 @@ mod tests {
     async fn settle() {
         // Time in which a read-ahead (there is none) could have pulled chunks.
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+
+    #[test]
+    fn file_data_reads_its_slice_and_fails_a_short_file() {
+        use tokio::io::AsyncReadExt;
+        let dir = std::env::temp_dir().join(format!("osb-file-data-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f.bin");
+        std::fs::write(&path, b"0123456789").unwrap();
+        rt().block_on(async {
+            let read = |offset, len| {
+                let f = std::fs::File::open(&path).unwrap();
+                match file_data("t", f, offset, len).unwrap() {
+                    WriteData::Reader { reader, len: l } => (reader, l),
+                    _ => panic!("not a reader"),
+                }
+            };
+            let (mut r, l) = read(2, 5);
+            assert_eq!(l, Some(5));
+            let mut got = Vec::new();
+            r.read_to_end(&mut got).await.unwrap();
+            assert_eq!(got, b"23456");
+            // Fewer bytes than declared (a file that shrank): an error, not a short part.
+            let (mut r, _) = read(8, 5);
+            let mut got = Vec::new();
+            let e = r.read_to_end(&mut got).await.unwrap_err();
+            assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof);
+        });
+        // A directory is no regular file.
+        let d = std::fs::File::open(&dir).unwrap();
+        let e = file_data("t", d, 0, 0).err().unwrap();
+        assert_eq!(e.0.kind, "invalid_argument");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

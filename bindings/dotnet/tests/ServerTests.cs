@@ -319,6 +319,96 @@ namespace OpenSandbox.Tests.Server
             await _sb.Files.DeleteDirectoriesAsync(new[] { "/tmp/dotnet" });
         }
 
+        private sealed class FlippingFileStream : FileStream
+        {
+            public FlippingFileStream(string path) : base(path, FileMode.Open, FileAccess.Read) { }
+
+            public override int Read(byte[] array, int offset, int count)
+            {
+                var n = base.Read(array, offset, count);
+                for (var i = 0; i < n; i++) array[offset + i] = (byte)~array[offset + i];
+                return n;
+            }
+
+            public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken ct)
+            {
+                return Task.FromResult(Read(buffer, offset, count));
+            }
+        }
+
+        private sealed class LongerThanItIsStream : MemoryStream
+        {
+            public LongerThanItIsStream(byte[] b) : base(b) { }
+            public override long Length { get { return base.Length + 10; } }
+        }
+
+        private async Task<byte[]> ReadAllAsync(string path)
+        {
+            var all = new MemoryStream();
+            var en = _sb.Files.ReadBytesStreamAsync(path).GetAsyncEnumerator();
+            try
+            {
+                while (await en.MoveNextAsync()) all.Write(en.Current, 0, en.Current.Length);
+            }
+            finally
+            {
+                await en.DisposeAsync();
+            }
+            return all.ToArray();
+        }
+
+        [Test]
+        public async Task FileStreamUploadsTheRestOfItsFileAndEndsAtTheEnd()
+        {
+            // The descriptor path (the library reads the file): from the stream's position,
+            // which ends where reading the stream whole leaves it.
+            var payload = new byte[3 * 1024 * 1024 + 5];
+            new Random(11).NextBytes(payload);
+            var f = Path.GetTempFileName();
+            try
+            {
+                File.WriteAllBytes(f, payload);
+                using (var fs = File.OpenRead(f))
+                {
+                    Assert.AreEqual(1000, fs.Read(new byte[1000], 0, 1000));
+                    await _sb.Files.WriteFilesAsync(new[] { new WriteEntry { Path = "/tmp/dotnet-fd.bin", Data = fs } });
+                    Assert.AreEqual(payload.Length, fs.Position);
+                    Assert.AreEqual(0, fs.Read(new byte[1], 0, 1));
+                }
+                CollectionAssert.AreEqual(payload.Skip(1000).ToArray(), await ReadAllAsync("/tmp/dotnet-fd.bin"));
+
+                // A subclass may read other bytes than the file's: streamed through its reads.
+                using (var fs = new FlippingFileStream(f))
+                    await _sb.Files.WriteFilesAsync(new[] { new WriteEntry { Path = "/tmp/dotnet-sub.bin", Data = fs } });
+                CollectionAssert.AreEqual(payload.Select(b => (byte)~b).ToArray(), await ReadAllAsync("/tmp/dotnet-sub.bin"));
+
+                // A failed upload (the parent is a file) leaves the position where it was.
+                using (var fs = File.OpenRead(f))
+                {
+                    fs.Position = 10;
+                    Assert.Catch<SandboxException>(() => _sb.Files.WriteFilesAsync(new[] { new WriteEntry { Path = "/tmp/dotnet-fd.bin/child", Data = fs } }).GetAwaiter().GetResult());
+                    Assert.AreEqual(10, fs.Position);
+                }
+
+                // Cancelled: an OperationCanceledException, the position unchanged.
+                using (var fs = File.OpenRead(f))
+                using (var cts = new CancellationTokenSource())
+                {
+                    cts.Cancel();
+                    Assert.Catch<OperationCanceledException>(() => _sb.Files.WriteFilesAsync(new[] { new WriteEntry { Path = "/tmp/dotnet-cancel.bin", Data = fs } }, cts.Token).GetAwaiter().GetResult());
+                    Assert.AreEqual(0, fs.Position);
+                }
+            }
+            finally
+            {
+                File.Delete(f);
+            }
+
+            // A stream that reads fewer bytes than its Length said: refused, no short file stored.
+            var ex = Assert.Throws<InvalidArgumentException>(() => _sb.Files.WriteFilesAsync(new[] { new WriteEntry { Path = "/tmp/dotnet-short.bin", Data = new LongerThanItIsStream(new byte[100]) } }).GetAwaiter().GetResult());
+            StringAssert.Contains("declared", ex.Message);
+        }
+
         [Test]
         public async Task MissingFileIsNotFoundWithRequestId()
         {

@@ -389,13 +389,92 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
 ) -> jni::sys::jboolean {
     shim(&mut env, 0, |env| {
         let n = usize::try_from(len).unwrap_or(0);
-        let mut chunk = vec![0i8; n];
-        env.get_byte_array_region(&buf, off, &mut chunk)
+        // One copy, straight from the array into the chunk the request sends (an `i8`
+        // buffer mapped to `u8` afterwards was two copies and two allocations a chunk).
+        let mut chunk = vec![0u8; n];
+        // SAFETY: u8 and i8 have the same size and alignment; the slice borrows `chunk`
+        // only for this call.
+        let signed: &mut [i8] =
+            unsafe { std::slice::from_raw_parts_mut(chunk.as_mut_ptr().cast::<i8>(), n) };
+        env.get_byte_array_region(&buf, off, signed)
             .map_err(jni_error)?;
-        let chunk: Vec<u8> = chunk.into_iter().map(|b| b as u8).collect();
         let sent = block_on(SESSION.upload_write(handle(h)?, Bytes::from(chunk)))??;
         Ok(u8::from(sent))
     })
+}
+
+/// Uploads the rest of the regular file open as `fd` (a `java.io.FileDescriptor`, from
+/// a `FileInputStream`): the library reads the file itself from a duplicate of the
+/// descriptor, so no chunk crosses JNI (`Session::upload_file`). Returns false, having
+/// done nothing, when the descriptor is not an open regular file (a pipe, a device, a
+/// closed stream): the caller then streams it chunk by chunk. Afterwards the stream's
+/// position is the file's end, where reading it whole leaves it, or back where it was
+/// when the upload failed.
+#[no_mangle]
+pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridge_uploadFile<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    args: JString<'l>,
+    fd: jni::objects::JObject<'l>,
+) -> jni::sys::jboolean {
+    shim(&mut env, 0, |env| {
+        let args = json_args(env, &args)?;
+        // JNI reads the private field whatever the module rules: it is the descriptor
+        // the stream reads from (-1 once closed).
+        let raw = env
+            .get_field(&fd, "fd", "I")
+            .and_then(|v| v.i())
+            .map_err(jni_error)?;
+        upload_descriptor(args, raw).map(u8::from)
+    })
+}
+
+/// [`Java_com_alibaba_opensandbox_sandbox_internal_NativeBridge_uploadFile`] past JNI.
+#[cfg(unix)]
+fn upload_descriptor(args: Value, raw: i32) -> Result<bool, OpError> {
+    use std::io::{Seek, SeekFrom};
+    use std::os::fd::BorrowedFd;
+    if raw < 0 {
+        return Ok(false);
+    }
+    // SAFETY: `raw` is the open descriptor of the caller's stream, which stays open for
+    // this call (the caller holds the stream); it is only duplicated here.
+    let borrowed = unsafe { BorrowedFd::borrow_raw(raw) };
+    // F_DUPFD_CLOEXEC: the duplicate shares the stream's offset and is closed by the
+    // library when the upload ends.
+    let Ok(dup) = borrowed.try_clone_to_owned() else {
+        return Ok(false);
+    };
+    let mut file = std::fs::File::from(dup);
+    let Ok(meta) = file.metadata() else {
+        return Ok(false);
+    };
+    if !meta.is_file() {
+        return Ok(false);
+    }
+    let Ok(offset) = file.stream_position() else {
+        return Ok(false);
+    };
+    // Past the end a read gives nothing: an empty file part.
+    let len = meta.len().saturating_sub(offset);
+    // A second duplicate to put the shared offset right afterwards (upload_file consumes
+    // its own).
+    let mut restore = file.try_clone().map_err(|e| {
+        OpError::internal(
+            "upload.file",
+            format!("cannot duplicate the descriptor: {e}"),
+        )
+    })?;
+    let r = block_on_worker(async move { SESSION.upload_file(args, file, offset, len).await })?;
+    let at = if r.is_ok() { offset + len } else { offset };
+    let _ = restore.seek(SeekFrom::Start(at));
+    r.map(|()| true)
+}
+
+/// Descriptors are a Unix notion: elsewhere every stream goes chunk by chunk.
+#[cfg(not(unix))]
+fn upload_descriptor(_args: Value, _raw: i32) -> Result<bool, OpError> {
+    Ok(false)
 }
 
 #[no_mangle]

@@ -3,6 +3,7 @@
 // or `isolated_session`) sends every call through that user's or that isolated
 // session's file routes (1.1).
 
+const fs = require('node:fs');
 const { call, fromNative, InvalidArgumentException } = require('./errors.cjs');
 const { abortError, clean } = require('./util.cjs');
 const { fileInfo } = require('./shapes.cjs');
@@ -10,6 +11,24 @@ const { fileInfo } = require('./shapes.cjs');
 
 function isAsyncIterable(x) {
   return x != null && typeof x[Symbol.asyncIterator] === 'function';
+}
+
+/**
+ * The file behind an unread `fs.ReadStream` of a regular file, as `{ path, start, end }`
+ * for the addon to read itself (no chunk through JS), or null: a subclass, a stream
+ * already read from or with an encoding, a custom `fs`, anything but a regular file.
+ */
+function fileSliceOf(d) {
+  if (!(d instanceof fs.ReadStream) || d.constructor !== fs.ReadStream || typeof d.path !== 'string') return null;
+  if (d.bytesRead !== 0 || d.readableDidRead || d.readableLength !== 0 || d.destroyed || d.readableEncoding) return null;
+  const kFs = Object.getOwnPropertySymbols(d).find((k) => k.description === 'kFs');
+  if (kFs !== undefined && d[kFs] !== fs) return null;
+  try {
+    if (!fs.statSync(d.path).isFile()) return null;
+  } catch {
+    return null; // the stream reports its own error when read
+  }
+  return clean({ path: d.path, start: d.start, end: Number.isFinite(d.end) ? d.end : undefined });
 }
 
 function toBuffer(d) {
@@ -107,22 +126,28 @@ class SandboxFiles {
 
   /**
    * Writes several files in one multipart request. In-memory data (string, Buffer,
-   * Uint8Array, ArrayBuffer) is handed over at once; streams (Readable, async
-   * iterables, ReadableStream, Blob) are fed chunk by chunk with backpressure.
+   * Uint8Array, ArrayBuffer) is handed over at once and sent from its own memory (no
+   * copy: do not modify it until the promise settles); streams (Readable, async
+   * iterables, ReadableStream, Blob) are fed chunk by chunk with backpressure, except an
+   * unread fs.ReadStream of a regular file, whose file the addon reads itself.
    */
   async writeFiles(entries) {
     const meta = [];
     const buffers = [];
+    const files = [];
     const streamed = [];
     entries.forEach((e, i) => {
       const b = toBuffer(e.data);
+      const f = b === null ? fileSliceOf(e.data) : null;
       meta.push(permEntry(e));
       buffers.push(b === null ? null : b);
-      if (b === null) streamed.push(i);
+      files.push(f);
+      if (b === null && f === null) streamed.push(i);
     });
     let up;
     try {
-      up = this._s._n.upload(clean({ sandbox: this._s._h, ...this._scope, entries: meta }), buffers);
+      up = this._s._n.upload(clean({ sandbox: this._s._h, ...this._scope, entries: meta }), buffers,
+        files.some((f) => f !== null) ? files : undefined);
     } catch (e) {
       throw fromNative(e);
     }
@@ -146,6 +171,11 @@ class SandboxFiles {
       throw fromNative(e);
     }
     await call(up.finish());
+    // A file read by the addon ends as a stream read to its end does (its descriptor
+    // closed); after a failure it is left unread.
+    files.forEach((f, i) => {
+      if (f !== null) entries[i].data.destroy();
+    });
   }
 
   /** Extension: writes one file (text, bytes or a stream). */

@@ -112,14 +112,16 @@ impl NativeConfig {
 
     /// Starts an upload of several files in one request: `args` are `files.write_files`
     /// arguments without data; `buffers[i]` is the content of entry `i`, or null when
-    /// it is streamed with `NativeUpload.write`.
+    /// it is streamed with `NativeUpload.write` or read by the library from the local
+    /// file `files[i]`.
     #[napi]
     pub fn upload(
         &self,
         args: Value,
         buffers: Vec<Option<Buffer>>,
+        files: Option<Vec<Option<streams::FileSlice>>>,
     ) -> Result<streams::NativeUpload> {
-        streams::NativeUpload::start(self.session.clone(), args, buffers).map_err(to_napi)
+        streams::NativeUpload::start(self.session.clone(), args, buffers, files).map_err(to_napi)
     }
 }
 

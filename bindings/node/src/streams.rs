@@ -267,6 +267,33 @@ impl NativeMetricsStream {
     }
 }
 
+/// A file of the local file system as the data of an upload entry, read by the library
+/// (`transfer::file_data`): an unread `fs.ReadStream`'s path, `start` and inclusive `end`.
+#[napi(object)]
+pub struct FileSlice {
+    pub path: String,
+    pub start: Option<i64>,
+    pub end: Option<i64>,
+}
+
+impl FileSlice {
+    fn data(self, op: &str) -> std::result::Result<WriteData, OpError> {
+        let file = std::fs::File::open(&self.path)
+            .map_err(|e| OpError::invalid(op, format!("{op}: cannot open {}: {e}", self.path)))?;
+        let size = file
+            .metadata()
+            .map_err(|e| OpError::invalid(op, format!("{op}: cannot stat {}: {e}", self.path)))?
+            .len();
+        let start = u64::try_from(self.start.unwrap_or(0)).unwrap_or(0);
+        // `end` is inclusive, as fs.createReadStream's; past the file's end, the end.
+        let stop = match self.end.and_then(|e| u64::try_from(e).ok()) {
+            Some(e) => e.saturating_add(1).min(size),
+            None => size,
+        };
+        opensandbox_bindings::transfer::file_data(op, file, start, stop.saturating_sub(start))
+    }
+}
+
 type Chunk = std::io::Result<Bytes>;
 type UploadResult = std::result::Result<(), OpError>;
 
@@ -285,31 +312,47 @@ impl NativeUpload {
         session: Arc<Session>,
         args: Value,
         buffers: Vec<Option<Buffer>>,
+        files: Option<Vec<Option<FileSlice>>>,
     ) -> std::result::Result<NativeUpload, OpError> {
         const OP: &str = "files.write_files";
         let a: WriteFilesArgs = parse(OP, args)?;
-        if a.entries.len() != buffers.len() {
+        let mut files = files.unwrap_or_default();
+        if a.entries.len() != buffers.len() || files.len() > buffers.len() {
             return Err(OpError::invalid(
                 OP,
                 format!("{OP}: one buffer slot per entry expected"),
             ));
         }
+        files.resize_with(buffers.len(), || None);
         let mut entries = Vec::with_capacity(a.entries.len());
         let mut senders = Vec::with_capacity(a.entries.len());
-        for (e, b) in a.entries.iter().zip(buffers) {
-            let data = match b {
-                Some(b) => {
+        for ((e, b), f) in a.entries.iter().zip(buffers).zip(files) {
+            let data = match (b, f) {
+                (_, Some(f)) => {
                     senders.push(None);
-                    WriteData::Bytes(Bytes::copy_from_slice(&b))
+                    f.data(OP)?
                 }
-                None => {
-                    let (tx, rx) = mpsc::channel::<Chunk>(8);
-                    senders.push(Some(tx));
-                    let st = futures_util::stream::unfold(rx, |mut rx| async move {
-                        rx.recv().await.map(|c| (c, rx))
-                    });
-                    WriteData::Stream(Box::pin(st))
-                }
+                (b, None) => match b {
+                    Some(b) => {
+                        senders.push(None);
+                        // The Buffer itself, not a copy: the request reads the JS memory, kept
+                        // alive by the Buffer's reference until the body is sent (napi drops it
+                        // on the JS thread). The copy (256 MiB of fresh pages for a 256 MiB
+                        // Buffer, on the JS thread before the request starts) cost a third of
+                        // the upload's time. The caller's promise ends after the request, so
+                        // the rule is Node's own for fs.write / socket.write: do not modify
+                        // the data until the call resolves.
+                        WriteData::Bytes(Bytes::from_owner(b))
+                    }
+                    None => {
+                        let (tx, rx) = mpsc::channel::<Chunk>(8);
+                        senders.push(Some(tx));
+                        let st = futures_util::stream::unfold(rx, |mut rx| async move {
+                            rx.recv().await.map(|c| (c, rx))
+                        });
+                        WriteData::Stream(Box::pin(st))
+                    }
+                },
             };
             let mut w = WriteEntry::new(e.path.clone(), data);
             w.mode = e.mode;

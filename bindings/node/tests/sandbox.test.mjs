@@ -5,6 +5,9 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { Readable } from 'node:stream';
+import fs from 'node:fs';
+import os from 'node:os';
+import nodePath from 'node:path';
 import {
   CodeInterpreter,
   ConnectionConfig,
@@ -126,6 +129,67 @@ test('writeFiles from every data type; readBytes / readBytesStream / readFile ro
   assert.ok(info['/tmp/t/blob.txt'].modifiedAt instanceof Date);
   const listed = await sbx.files.listDirectory({ path: '/tmp/t' });
   assert.ok(listed.some((e) => e.path.endsWith('iter.txt')));
+});
+
+test('in-memory data is sent from its own memory: views, a dropped Buffer, a failed request', { skip }, async () => {
+  // The addon reads the Buffer itself (no copy), kept alive by its reference: a view
+  // uploads exactly its bytes, and a Buffer nothing else refers to survives a GC.
+  const backing = Buffer.alloc(5 * 1024 * 1024);
+  for (let i = 0; i < backing.length; i++) backing[i] = i % 251;
+  const view = backing.subarray(12345, 12345 + 4 * 1024 * 1024 + 3);
+  const pending = sbx.files.writeFiles([
+    { path: '/tmp/t/view.bin', data: view },
+    { path: '/tmp/t/dropped.bin', data: Buffer.alloc(6 * 1024 * 1024, 5) },
+  ]);
+  if (global.gc) global.gc();
+  for (let i = 0; i < 20; i++) Buffer.alloc(1024 * 1024, i); // garbage, so a GC may run
+  await pending;
+  assert.equal(sha(await sbx.files.readBytes('/tmp/t/view.bin')), sha(view));
+  assert.equal(sha(await sbx.files.readBytes('/tmp/t/dropped.bin')), sha(Buffer.alloc(6 * 1024 * 1024, 5)));
+  // A request that fails (the parent is a file) rejects; the Buffer is released after it.
+  await assert.rejects(sbx.files.writeFiles([{ path: '/tmp/t/view.bin/child', data: view }]));
+  assert.equal(sha(await sbx.files.readBytes('/tmp/t/view.bin')), sha(view));
+});
+
+test('an unread fs.ReadStream of a regular file is read by the addon; other streams are streamed', { skip }, async () => {
+  const dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), 'osb-up-'));
+  try {
+    const data = Buffer.alloc(3 * 1024 * 1024 + 5);
+    for (let i = 0; i < data.length; i++) data[i] = (i * 7) % 256;
+    const file = nodePath.join(dir, 'f.bin');
+    fs.writeFileSync(file, data);
+    // Whole, a start/end slice (end inclusive, as createReadStream's), mixed with a Buffer
+    // and a stream in one request; each file stream ends destroyed, as read to its end.
+    const whole = fs.createReadStream(file);
+    const slice = fs.createReadStream(file, { start: 10, end: 1_000_009 });
+    await sbx.files.writeFiles([
+      { path: '/tmp/t/fs-whole.bin', data: whole },
+      { path: '/tmp/t/fs-slice.bin', data: slice },
+      { path: '/tmp/t/fs-buf.bin', data: Buffer.from('buf') },
+      { path: '/tmp/t/fs-readable.txt', data: Readable.from(['r', 's']) },
+    ]);
+    assert.equal(sha(await sbx.files.readBytes('/tmp/t/fs-whole.bin')), sha(data));
+    assert.equal(sha(await sbx.files.readBytes('/tmp/t/fs-slice.bin')), sha(data.subarray(10, 1_000_010)));
+    assert.equal(await sbx.files.readFile('/tmp/t/fs-buf.bin'), 'buf');
+    assert.equal(await sbx.files.readFile('/tmp/t/fs-readable.txt'), 'rs');
+    assert.ok(whole.destroyed && slice.destroyed);
+    // A subclass (its reads may differ) and a device go through JS as any stream.
+    class Sub extends fs.ReadStream {}
+    await sbx.files.writeFiles([
+      { path: '/tmp/t/fs-sub.bin', data: new Sub(file) },
+      { path: '/tmp/t/fs-null.bin', data: fs.createReadStream('/dev/null') },
+    ]);
+    assert.equal(sha(await sbx.files.readBytes('/tmp/t/fs-sub.bin')), sha(data));
+    assert.equal((await sbx.files.readBytes('/tmp/t/fs-null.bin')).length, 0);
+    // A failed request (the parent is a file) rejects and leaves the stream unread.
+    const unread = fs.createReadStream(file);
+    await assert.rejects(sbx.files.writeFiles([{ path: '/tmp/t/fs-whole.bin/child', data: unread }]));
+    assert.equal(unread.destroyed, false);
+    assert.equal(unread.bytesRead, 0);
+    unread.destroy();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a failing upload stream rejects and leaves the client usable', { skip }, async () => {

@@ -243,6 +243,75 @@ namespace OpenSandbox.Native
             });
         }
 
+        /// <summary>
+        /// Uploads <paramref name="len"/> bytes of the regular file open as <paramref name="fd"/>
+        /// from <paramref name="offset"/> (osb_session_upload_fd_blocking): the library reads the
+        /// file itself, no chunk crosses into it. Takes <paramref name="fd"/> in every case (pass
+        /// a duplicate, <see cref="DupDescriptor"/>). Blocks; for a dedicated thread.
+        /// </summary>
+        public static unsafe void UploadFdBlocking(string argsJson, int fd, long offset, long len, CancelHandle cancel, CancellationToken ct)
+        {
+            var trace = OpTrace;
+            // The arguments are upload.open's (upload.file is no op of the manifest), as Go traces them.
+            if (trace != null) trace("upload.open", argsJson);
+            var s = Session;
+            var json = Utf8z(argsJson);
+            var sAdded = false;
+            var cAdded = false;
+            try
+            {
+                s.DangerousAddRef(ref sAdded);
+                cancel.DangerousAddRef(ref cAdded);
+                OsbError* err = null;
+                int rc;
+                fixed (byte* j = json)
+                    rc = NativeMethods.osb_session_upload_fd_blocking((OsbSession*)s.DangerousGetHandle(), j, fd, (ulong)offset, (ulong)len, (OsbCancel*)cancel.DangerousGetHandle(), &err);
+                if (rc != 0) throw TakeError(err, ct);
+            }
+            finally
+            {
+                if (cAdded) cancel.DangerousRelease();
+                if (sAdded) s.DangerousRelease();
+            }
+        }
+
+        [DllImport("libc", EntryPoint = "dup", SetLastError = true)]
+        private static extern int PosixDup(int fd);
+
+        [DllImport("libc", EntryPoint = "fcntl", SetLastError = true)]
+        private static extern int PosixFcntl(int fd, int cmd, int arg);
+
+        /// <summary>
+        /// A duplicate of the Unix descriptor of <paramref name="h"/> (sharing its offset), closed
+        /// on exec; -1 when there is none (Windows, a closed handle, no libc to call).
+        /// </summary>
+        public static int DupDescriptor(Microsoft.Win32.SafeHandles.SafeFileHandle h)
+        {
+            var p = Environment.OSVersion.Platform;
+            if (p != PlatformID.Unix && p != PlatformID.MacOSX) return -1;
+            if (h == null || h.IsClosed || h.IsInvalid) return -1;
+            var added = false;
+            try
+            {
+                h.DangerousAddRef(ref added);
+                var fd = PosixDup(checked((int)h.DangerousGetHandle().ToInt64()));
+                if (fd < 0) return -1;
+                // F_SETFD (2) FD_CLOEXEC (1), the same numbers on Linux and macOS: a process
+                // started meanwhile must not inherit the duplicate (F_DUPFD_CLOEXEC's number
+                // differs between the two).
+                PosixFcntl(fd, 2, 1);
+                return fd;
+            }
+            catch (Exception e) when (e is DllNotFoundException || e is EntryPointNotFoundException || e is OverflowException || e is ObjectDisposedException)
+            {
+                return -1;
+            }
+            finally
+            {
+                if (added) h.DangerousRelease();
+            }
+        }
+
         /// <summary>The next chunk of download <paramref name="handle"/> (from download.open), or null at the end.</summary>
         public static unsafe Task<byte[]> DownloadNext(long handle, CancellationToken ct)
         {

@@ -176,6 +176,71 @@ class ServerTest {
     }
 
     @Test
+    void fileInputStreamUploadsTheRestOfItsFileAndEndsAtTheEnd() throws Exception {
+        // The descriptor path (the library reads the file): from the stream's position, and
+        // the position ends where reading the stream whole leaves it.
+        byte[] data = new byte[3 * 1024 * 1024 + 5];
+        new Random(11).nextBytes(data);
+        java.nio.file.Path f = java.nio.file.Files.createTempFile("jvm-up", ".bin");
+        try {
+            java.nio.file.Files.write(f, data);
+            try (java.io.FileInputStream in = new java.io.FileInputStream(f.toFile())) {
+                assertEquals(1000, in.readNBytes(1000).length);
+                sb.files().writeFile("/tmp/jvm-fd.bin", in);
+                assertEquals(data.length, in.getChannel().position());
+                assertEquals(-1, in.read());
+            }
+            assertArrayEquals(java.util.Arrays.copyOfRange(data, 1000, data.length),
+                    sb.files().readByteArray("/tmp/jvm-fd.bin"));
+            // File and Path data open as FileInputStreams: the whole file.
+            sb.files().writeFile("/tmp/jvm-file.bin", f.toFile());
+            assertArrayEquals(data, sb.files().readByteArray("/tmp/jvm-file.bin"));
+            sb.files().writeFile("/tmp/jvm-path.bin", f);
+            assertArrayEquals(data, sb.files().readByteArray("/tmp/jvm-path.bin"));
+            // A subclass may read other bytes than the file's: it is streamed through read().
+            try (java.io.FileInputStream in = new java.io.FileInputStream(f.toFile()) {
+                @Override
+                public int read(byte[] b) throws java.io.IOException {
+                    return read(b, 0, b.length);
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) throws java.io.IOException {
+                    int n = super.read(b, off, len);
+                    for (int i = 0; i < n; i++) {
+                        b[off + i] = (byte) ~b[off + i];
+                    }
+                    return n;
+                }
+            }) {
+                sb.files().writeFile("/tmp/jvm-sub.bin", in);
+            }
+            byte[] flipped = data.clone();
+            for (int i = 0; i < flipped.length; i++) {
+                flipped[i] = (byte) ~flipped[i];
+            }
+            assertArrayEquals(flipped, sb.files().readByteArray("/tmp/jvm-sub.bin"));
+            // Not a regular file (a device): streamed, not refused.
+            try (java.io.FileInputStream in = new java.io.FileInputStream("/dev/null")) {
+                sb.files().writeFile("/tmp/jvm-null.bin", in);
+            }
+            assertEquals(0, sb.files().readByteArray("/tmp/jvm-null.bin").length);
+            // A failed upload (the parent is a file) leaves the position where it was.
+            try (java.io.FileInputStream in = new java.io.FileInputStream(f.toFile())) {
+                assertEquals(10, in.readNBytes(10).length);
+                assertThrows(SandboxException.class, () -> sb.files().writeFile("/tmp/jvm-fd.bin/child", in));
+                assertEquals(10, in.getChannel().position());
+            }
+            // A closed stream fails as reading it does.
+            java.io.FileInputStream closed = new java.io.FileInputStream(f.toFile());
+            closed.close();
+            assertThrows(SandboxException.class, () -> sb.files().writeFile("/tmp/jvm-closed.bin", closed));
+        } finally {
+            java.nio.file.Files.deleteIfExists(f);
+        }
+    }
+
+    @Test
     void errorsKeepStatusAndRequestId() {
         try (SandboxManager m = SandboxManager.builder().build()) {
             SandboxApiException e = assertThrows(SandboxApiException.class, () -> m.getSandboxInfo("does-not-exist"));

@@ -75,6 +75,8 @@ public final class NativeBridge {
 
     private static native void uploadAbort(long handle);
 
+    private static native boolean uploadFile(String args, java.io.FileDescriptor fd);
+
     /** Frees a native handle (idempotent). */
     public static void release(long handle) {
         invoke("release", Json.obj("handle", handle));
@@ -453,6 +455,20 @@ public final class NativeBridge {
     public static boolean writeUpload(long handle, byte[] buf, int off, int len) {
         try {
             return uploadWrite(handle, buf, off, len);
+        } catch (NativeError e) {
+            throw toException(e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Uploads the rest of the regular file open as {@code fd} (from its current offset) with
+     * the library reading the file itself. False, with nothing done, when {@code fd} is not an
+     * open regular file (stream it instead). The offset ends at the file's end, or where it
+     * was when the upload failed.
+     */
+    public static boolean uploadFileDescriptor(Map<String, Object> args, java.io.FileDescriptor fd) {
+        try {
+            return uploadFile(Json.write(args), fd);
         } catch (NativeError e) {
             throw toException(e.getMessage(), e);
         }

@@ -13,6 +13,7 @@ import com.alibaba.opensandbox.sandbox.domain.models.execd.filesystem.WriteEntry
 import com.alibaba.opensandbox.sandbox.internal.Json;
 import com.alibaba.opensandbox.sandbox.internal.NativeBridge;
 import java.io.File;
+import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.Charset;
@@ -31,7 +32,9 @@ import java.util.concurrent.CompletableFuture;
  * ({@code session.getFiles()}).
  */
 public final class Filesystem {
-    private static final int CHUNK = 256 * 1024;
+    /** Bytes per JNI crossing of a streamed upload: a crossing and a queued chunk cost the
+     * same whatever their size, so 1 MiB makes a quarter of the crossings 256 KiB did. */
+    private static final int CHUNK = 1024 * 1024;
     private final long handle;
     /** Keys added to every op: {@code identity} or {@code isolated_session} (or none). */
     private final Map<String, Object> scope;
@@ -168,7 +171,10 @@ public final class Filesystem {
                 upload(args, (InputStream) d);
             } else if (d instanceof File || d instanceof Path) {
                 Path p = d instanceof File ? ((File) d).toPath() : (Path) d;
-                try (InputStream in = Files.newInputStream(p)) {
+                // A file of the default file system opens as a FileInputStream, whose
+                // descriptor the library reads itself (upload); any other as a stream.
+                try (InputStream in = p.getFileSystem() == java.nio.file.FileSystems.getDefault()
+                        ? new FileInputStream(p.toFile()) : Files.newInputStream(p)) {
                     upload(args, in);
                 }
             } else {
@@ -184,6 +190,13 @@ public final class Filesystem {
     }
 
     private void upload(Map<String, Object> args, InputStream in) throws IOException {
+        // A plain FileInputStream (not a subclass, whose read may differ from the file's
+        // bytes) of a regular file: the library reads the rest of the file from its
+        // descriptor, at the wire's speed, with no chunk through JNI.
+        if (in.getClass() == FileInputStream.class
+                && NativeBridge.uploadFileDescriptor(args, ((FileInputStream) in).getFD())) {
+            return;
+        }
         long h = NativeBridge.openUpload(args);
         boolean done = false;
         try {
