@@ -243,6 +243,20 @@ async function consume(open, handlers, signal, foreground) {
   return executionOf(end, foreground);
 }
 
+/**
+ * A run with no handler that wants events and no abort signal, made in one native call
+ * (the op layer's `op`, e.g. `commands.run`, which runs it to its end) instead of a
+ * start and a pull per batch: each native call is a hop to the runtime and back to the
+ * JS thread, ~0.1 ms, and `run("true")` took three (docs/architecture.md "Per-call
+ * cost"). A signal needs the started run's handle to cancel it, events need the
+ * batches: those go through `consume`.
+ */
+async function runOnce(sbx, op, args, handlers, foreground) {
+  const h = handlers || {};
+  const x = await sbx._call(op, { ...args, skip_accumulation: !!h.skipAccumulation });
+  return executionOf({ ok: true, execution: x }, foreground);
+}
+
 function runArgs(command, opts = {}) {
   return {
     command,
@@ -258,4 +272,4 @@ function runArgs(command, opts = {}) {
 /** The start arguments of a run: `handlers` = report events, `skip` = keep no output. */
 const startArgs = (sbx, args, events, skip) => clean({ ...args, sandbox: sbx._h, handlers: events, skip_accumulation: skip });
 
-module.exports = { wireEvent, ExecutionEventDispatcher, wireEvents, consume, runArgs, startArgs };
+module.exports = { wireEvent, ExecutionEventDispatcher, wireEvents, consume, runOnce, wantsEvents, runArgs, startArgs };

@@ -13,7 +13,7 @@ const { abortError, date, dateOrNull, readEnv, clean, ms, stripV1, sleep } = req
 const {
   sandboxInfo, snapshotInfo, pagination, metrics, diagnostic, endpoint, filterArgs,
 } = require('./shapes.cjs');
-const { ExecutionEventDispatcher, wireEvents, consume, runArgs, startArgs } = require('./executions.cjs');
+const { ExecutionEventDispatcher, wireEvents, consume, runOnce, wantsEvents, runArgs, startArgs } = require('./executions.cjs');
 const { SandboxFiles } = require('./files.cjs');
 const { imageArg, imageAuthArg, volumeArg, stringMap, networkPolicyArg, lifecycleArg } = require('./create.cjs');
 const { IsolationService } = require('./isolation.cjs');
@@ -259,7 +259,9 @@ class ExecdCommands {
   }
 
   async run(command, opts, handlers, signal) {
-    return consume(this._open('commands.start', runArgs(command, opts)), handlers, signal, !(opts && opts.background));
+    const foreground = !(opts && opts.background);
+    if (!signal && !wantsEvents(handlers)) return runOnce(this._s, 'commands.run', runArgs(command, opts), handlers, foreground);
+    return consume(this._open('commands.start', runArgs(command, opts)), handlers, signal, foreground);
   }
 
   async interrupt(sessionId) {
@@ -305,8 +307,9 @@ class ExecdCommands {
   }
 
   async runInSession(sessionId, command, options = {}, handlers, signal) {
-    const open = this._open('commands.start_in_session', this._sessionArgs(sessionId, command, options));
-    return consume(open, handlers, signal, true);
+    const args = this._sessionArgs(sessionId, command, options);
+    if (!signal && !wantsEvents(handlers)) return runOnce(this._s, 'commands.run_in_session', args, handlers, true);
+    return consume(this._open('commands.start_in_session', args), handlers, signal, true);
   }
 
   async deleteSession(sessionId) {
@@ -637,7 +640,9 @@ class Codes {
     return wireEvents(() => open(true, true), signal);
   }
   async run(code, opts = {}) {
-    return consume(this._open(this._args(code, opts.context, opts.language)), opts.handlers, opts.signal, false);
+    const args = this._args(code, opts.context, opts.language);
+    if (!opts.signal && !wantsEvents(opts.handlers)) return runOnce(this._s, 'code.run', args, opts.handlers, false);
+    return consume(this._open(args), opts.handlers, opts.signal, false);
   }
   async interrupt(executionId) {
     await this._s._call('code.interrupt', { id: executionId });

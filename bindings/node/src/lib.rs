@@ -12,6 +12,7 @@
 //! (`error.rs`). No export panics: every fallible step returns `Result`.
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+mod chunks;
 mod error;
 mod streams;
 
@@ -135,6 +136,13 @@ pub fn ops_manifest() -> Result<Value> {
             e.to_string(),
         ))
     })
+}
+
+/// How downloads' pool-sized reads were served: `{reused, allocated, pooled}`
+/// (`chunks.rs`; for tests and benchmarks, not the package's API).
+#[napi]
+pub fn download_pool_stats() -> Value {
+    chunks::stats()
 }
 
 /// The native library's version (the workspace version).

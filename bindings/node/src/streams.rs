@@ -2,6 +2,7 @@
 //! metrics) and push-based uploads. Nothing here holds a threadsafe function or a
 //! libuv handle, so an idle client never keeps the Node process alive.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 
 use bytes::Bytes;
@@ -16,12 +17,11 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, Mutex};
 use tokio_util::sync::CancellationToken;
 
+use crate::chunks;
 use crate::error::to_napi;
 
 /// Most events pulled per `next` call.
 const BATCH_EVENTS: usize = 8192;
-/// Downloads hand JS chunks of up to this many bytes.
-const CHUNK_BYTES: usize = 4 << 20;
 
 fn handle_of(op: &str, v: &Value) -> std::result::Result<u64, OpError> {
     v.get("handle")
@@ -160,11 +160,14 @@ impl NativeEventStream {
 }
 
 /// A download (a `download` handle of the session) as chunks: each `next` joins the
-/// chunks that have already arrived into blocks of up to `CHUNK_BYTES`.
+/// chunks that have already arrived into one block of up to `chunks::BUF` bytes, in
+/// memory recycled from earlier blocks JS no longer holds (`chunks.rs`).
 #[napi]
 pub struct NativeByteStream {
     session: Arc<Session>,
     handle: u64,
+    /// Counted among the open downloads (`chunks::opened`) until closed or collected.
+    counted: AtomicBool,
 }
 
 impl NativeByteStream {
@@ -172,19 +175,37 @@ impl NativeByteStream {
     pub async fn open(session: Arc<Session>, args: Value) -> std::result::Result<Self, OpError> {
         let r = session.call("download.open", args).await?;
         let handle = handle_of("download.open", &r)?;
-        Ok(NativeByteStream { session, handle })
+        chunks::opened();
+        Ok(NativeByteStream {
+            session,
+            handle,
+            counted: AtomicBool::new(true),
+        })
+    }
+
+    fn uncount(&self) {
+        if self.counted.swap(false, Ordering::AcqRel) {
+            chunks::closed();
+        }
+    }
+}
+
+impl Drop for NativeByteStream {
+    /// A stream JS dropped without closing it (an abandoned iterator) stops keeping
+    /// the pool's memory when it is collected.
+    fn drop(&mut self) {
+        self.uncount();
     }
 }
 
 #[napi]
 impl NativeByteStream {
-    /// The next chunk (several network chunks joined, up to 4 MiB), or `null` at the end.
+    /// The next chunk (several network chunks joined, up to 1 MiB), or `null` at the end.
     #[napi]
-    pub async fn next(&self) -> Result<Option<Buffer>> {
-        // What has already arrived (up to CHUNK_BYTES), copied once into the Buffer.
+    pub async fn next(&self) -> Result<Option<chunks::Chunk>> {
         let parts = match self
             .session
-            .download_read_parts(self.handle, CHUNK_BYTES)
+            .download_read_parts_fill(self.handle, chunks::BUF, chunks::FILL)
             .await
         {
             Ok(p) => p,
@@ -194,17 +215,14 @@ impl NativeByteStream {
         if parts.is_empty() {
             return Ok(None);
         }
-        let mut buf: Vec<u8> = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
-        for p in &parts {
-            buf.extend_from_slice(p);
-        }
-        Ok(Some(Buffer::from(buf)))
+        Ok(Some(chunks::Chunk::gather(&parts)))
     }
 
     /// Closes the download.
     #[napi]
     pub fn close(&self) {
         self.session.release(self.handle);
+        self.uncount();
     }
 }
 

@@ -147,6 +147,7 @@ async function exercise(s) {
     () => sbx.commands.getCommandStatus('ex-1'), () => sbx.commands.getBackgroundCommandLogs('ex-1', 2),
     () => sbx.commands.createSession({ workingDirectory: '/' }),
     () => sbx.commands.runInSession('s-1', 'pwd', { workingDirectory: '/', timeoutSeconds: 2 }, handlers),
+    () => sbx.commands.runInSession('s-1', 'pwd', { timeoutSeconds: 2 }),
     () => sbx.commands.runInSessionStream('s-1', 'pwd', { timeoutSeconds: 2 }), () => sbx.commands.deleteSession('s-1'),
     () => sbx.files.getFileInfo(['/a']), () => sbx.files.search({ path: '/', pattern: '*' }),
     () => sbx.files.listDirectory({ path: '/', depth: 2 }), () => sbx.files.createDirectories(perm),

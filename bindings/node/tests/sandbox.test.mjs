@@ -54,6 +54,36 @@ test('run: output, exit code, async handlers called in event order', { skip }, a
   assert.ok(ok.complete && typeof ok.complete.executionTimeMs === 'number');
 });
 
+test('run without event handlers or signal (one native call) = the streamed run', { skip }, async () => {
+  // run() without handlers that want events and without a signal is one
+  // `commands.run` call; a signal takes the start + batches path. Same Execution.
+  const cmd = "echo one; echo two >&2; echo 'héllo'; exit 3";
+  const shape = (ex) => ({
+    exitCode: ex.exitCode,
+    stdout: ex.logs.stdout.map((m) => m.text),
+    stderr: ex.logs.stderr.map((m) => m.text),
+    stamps: ex.logs.stdout.every((m) => typeof m.timestamp === 'number'),
+    error: ex.error && [ex.error.name, ex.error.value],
+    id: typeof ex.id,
+    complete: !!ex.complete,
+  });
+  const once = await sbx.commands.run(cmd);
+  const streamed = await sbx.commands.run(cmd, undefined, undefined, new AbortController().signal);
+  assert.deepEqual(shape(once), shape(streamed));
+  assert.deepEqual(shape(once).stdout, ['one', 'héllo']);
+  const skipped = await sbx.commands.run(cmd, undefined, { skipAccumulation: true });
+  assert.deepEqual([skipped.exitCode, skipped.logs.stdout.length], [3, 0]);
+  const bg = await sbx.commands.run('sleep 0.2', { background: true });
+  assert.equal(bg.exitCode, undefined);
+  assert.ok(bg.id);
+  const sid = await sbx.commands.createSession({ workingDirectory: '/tmp' });
+  const a = await sbx.commands.runInSession(sid, 'echo $PWD');
+  const b = await sbx.commands.runInSession(sid, 'echo $PWD', {}, undefined, new AbortController().signal);
+  assert.deepEqual(shape(a), shape(b));
+  assert.deepEqual(a.logs.stdout.map((m) => m.text), ['/tmp']);
+  await sbx.commands.deleteSession(sid);
+});
+
 test('runStream: official wire events as an async iterator; break closes it', { skip }, async () => {
   const types = [];
   for await (const ev of sbx.commands.runStream('echo a; echo b')) {
