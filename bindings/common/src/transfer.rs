@@ -89,16 +89,16 @@ impl Download {
         }
     }
 
-    /// [`Download::read_parts`] from anywhere: a body on a driver that this thread is
+    /// [`Download::read_parts_fill`] from anywhere: a body on a driver that this thread is
     /// not driving is driven for the read on a blocking thread.
-    async fn read(self: Arc<Self>, max: usize) -> Result<Vec<Bytes>, OpError> {
+    async fn read(self: Arc<Self>, max: usize, fill: usize) -> Result<Vec<Bytes>, OpError> {
         match self.driver.clone() {
             // Read where nothing drives the body (an async read of a download a
             // blocking host opened): drive it on a blocking thread for this read.
             Some(driver) if !driver.is_current() => {
                 let read = tokio::task::spawn_blocking(move || {
                     driver
-                        .block_on(self.read_parts(max))
+                        .block_on(self.read_parts_fill(max, fill))
                         .unwrap_or_else(|(e, _)| {
                             Err(OpError::invalid(
                                 "download.read",
@@ -113,7 +113,7 @@ impl Download {
                     ))
                 })
             }
-            _ => self.read_parts(max).await,
+            _ => self.read_parts_fill(max, fill).await,
         }
     }
 
@@ -121,6 +121,7 @@ impl Download {
     /// `min(max, READ_FILL)` bytes have arrived or the body has ended: empty at the end.
     /// The body must be progressing: on the runtime this task runs on, or on the driver
     /// this thread drives.
+    #[cfg(test)]
     async fn read_parts(&self, max: usize) -> Result<Vec<Bytes>, OpError> {
         self.read_parts_fill(max, READ_FILL).await
     }
@@ -437,7 +438,7 @@ impl Session {
             Entry::Download(d) => Some(d.clone()),
             _ => None,
         })?;
-        d.read(max).await
+        d.read(max, READ_FILL).await
     }
 
     /// The driver of download `handle`, when a blocking host opened it
@@ -468,7 +469,7 @@ impl Session {
             Entry::Download(d) => Some(d.clone()),
             _ => None,
         })?;
-        d.read_parts_fill(max, fill).await
+        d.read(max, fill).await
     }
 
     /// The bytes of a file (`args` as `files.read_bytes`).
@@ -676,7 +677,7 @@ mod tests {
         rt().block_on(async {
             // Node reads with fill = max = 2 MiB: one read, not one per 512 KiB.
             let (tx, rx) = mpsc::channel::<opensandbox_core::Result<Bytes>>(4);
-            let d = Download::start(Box::pin(tokio_stream_of(rx)));
+            let d = Download::start(Box::pin(tokio_stream_of(rx)), None, None);
             let piece = vec![7u8; 64 * 1024];
             let fill = 4 * READ_FILL;
             let n = fill / piece.len() + 3;
