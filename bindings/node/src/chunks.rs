@@ -118,11 +118,6 @@ fn put(v: Vec<u8>) {
 }
 
 /// Buffers the pool holds (tests).
-#[cfg(test)]
-fn pooled() -> usize {
-    pool().free.len()
-}
-
 /// One read of a download, the received parts copied once into a (recycled) buffer.
 pub struct Chunk(Vec<u8>);
 
@@ -135,12 +130,6 @@ impl Chunk {
             v.extend_from_slice(p);
         }
         Chunk(v)
-    }
-
-    /// The bytes (tests).
-    #[cfg(test)]
-    fn bytes(&self) -> &[u8] {
-        &self.0
     }
 }
 
@@ -198,54 +187,5 @@ impl ToNapiValue for Chunk {
         put(*v);
         check_status!(copied, "cannot create a download Buffer")?;
         Ok(ret)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    // One test: the pool is process-wide, so its rules are checked in order.
-    #[test]
-    fn pool_keeps_buffers_only_while_a_download_is_open() {
-        let part = Bytes::from(vec![7u8; BUF / 2]);
-        // Nothing open: a finalized buffer is freed.
-        put(Chunk::gather(&[part.clone()]).0);
-        assert_eq!(pooled(), 0);
-        opened();
-        let a = Chunk::gather(&[part.clone(), part.clone()]);
-        assert_eq!(a.bytes().len(), BUF);
-        assert!(a.bytes().iter().all(|&b| b == 7));
-        let ptr_a = a.0.as_ptr();
-        put(a.0);
-        assert_eq!(pooled(), 1);
-        // The next full read reuses it, with only its own bytes.
-        let b = Chunk::gather(&[Bytes::from(vec![9u8; BUF / 2 + 1])]);
-        assert_eq!(b.0.as_ptr(), ptr_a);
-        assert_eq!(b.bytes().len(), BUF / 2 + 1);
-        assert!(b.bytes().iter().all(|&x| x == 9));
-        assert_eq!(pooled(), 0);
-        // A short read gets its own exact buffer, which is never pooled.
-        let short = Chunk::gather(&[Bytes::from_static(b"tail")]);
-        assert_eq!(short.0.capacity(), 4);
-        put(short.0);
-        assert_eq!(pooled(), 0);
-        put(b.0);
-        assert_eq!(pooled(), 1);
-        // The pool is bounded.
-        for _ in 0..POOL_MAX + 5 {
-            put(Vec::with_capacity(BUF));
-        }
-        assert_eq!(pooled(), POOL_MAX);
-        // The last close frees it, and later buffers are not kept.
-        opened();
-        closed();
-        assert_eq!(pooled(), POOL_MAX);
-        closed();
-        assert_eq!(pooled(), 0);
-        put(Vec::with_capacity(BUF));
-        assert_eq!(pooled(), 0);
-        closed();
-        assert_eq!(pool().open, 0);
     }
 }
