@@ -320,7 +320,10 @@ namespace OpenSandbox.Native
             return Map(r, x => (byte[])x);
         }
 
-        private const int DownloadChunk = 256 * 1024;
+        // Up to 1 MiB per crossing (a read waits for 512 KiB or the end): fewer callbacks
+        // and Tasks per download than 256 KiB; 256 MiB download 1032-1042 -> 1124-1180
+        // MB/s (2026-12-04, two interleaved runs of three).
+        private const int DownloadChunk = 1024 * 1024;
 
         private static async Task<T> Map<T>(Task<object> t, Func<object, T> f)
         {
