@@ -238,27 +238,40 @@ pub async fn upload(fs: Fs, request: Request) -> Result<Response, ApiError> {
             "expected a multipart/form-data body with a boundary, got content type {content_type:?}"
         ))
     })?;
-    let mut form = multer::Multipart::new(request.into_body().into_data_stream(), boundary);
-    match place_parts(&fs, &mut form).await {
-        Ok(()) => Ok(().into_response()),
-        Err(err) => {
-            drain(&mut form).await;
-            Err(err)
+    let mut body = request.into_body().into_data_stream();
+    let deadline = tokio::time::Instant::now() + DRAIN_TIME;
+    let placed = {
+        // multer borrows the body, so that what it leaves unread can be read below.
+        let mut form = multer::Multipart::new(&mut body, boundary);
+        let placed = place_parts(&fs, &mut form).await;
+        if placed.is_err() {
+            drain_form(&mut form, deadline).await;
         }
-    }
+        placed
+    };
+    // multer stops at the closing delimiter; the bytes after it (its CRLF, an epilogue)
+    // may not have been read yet. A body left unread when the answer goes out makes
+    // hyper close the connection after it, without `Connection: close`, and the proxy
+    // in front then closed its client's keep-alive connection the same way: the
+    // client's next request on it failed ("request failed", 1 run in 4 after a refused
+    // upload). So the body is always read to its end (within the bounds below).
+    drain_body(&mut body, deadline).await;
+    placed.map(|()| ().into_response())
 }
 
 /// How much of an upload an error cut short is still read before the answer (and how
-/// long that may take): answering and closing while the client still sends the body
-/// resets the connection, and the reset can overtake the answer, which the server's
-/// proxy then reports as a 502 instead of the error (a write refused as a user's was).
-const ERROR_DRAIN_BYTES: usize = 16 * 1024 * 1024;
-const ERROR_DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+/// long that may take, with the rest of the body): answering and closing while the
+/// client still sends the body resets the connection, and the reset can overtake the
+/// answer, which the server's proxy then reports as a 502 instead of the error (a write
+/// refused as a user's was). Upstream's execd parses the whole form before it answers;
+/// discarding runs at memory speed (about 1 s per GiB through the proxy here).
+const DRAIN_BYTES: usize = 1 << 30;
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Reads and discards what is left of `form`, within the bounds above.
-async fn drain(form: &mut multer::Multipart<'_>) {
+async fn drain_form(form: &mut multer::Multipart<'_>, deadline: tokio::time::Instant) {
     let work = async {
-        let mut left = ERROR_DRAIN_BYTES;
+        let mut left = DRAIN_BYTES;
         while let Ok(Some(mut field)) = form.next_field().await {
             while let Ok(Some(chunk)) = field.chunk().await {
                 left = left.saturating_sub(chunk.len());
@@ -268,7 +281,22 @@ async fn drain(form: &mut multer::Multipart<'_>) {
             }
         }
     };
-    let _ = tokio::time::timeout(ERROR_DRAIN_TIME, work).await;
+    let _ = tokio::time::timeout_at(deadline, work).await;
+}
+
+/// Reads and discards the rest of `body` (after the form's end), within the bounds above.
+async fn drain_body(body: &mut axum::body::BodyDataStream, deadline: tokio::time::Instant) {
+    use futures::StreamExt;
+    let work = async {
+        let mut left = DRAIN_BYTES;
+        while let Some(Ok(chunk)) = body.next().await {
+            left = left.saturating_sub(chunk.len());
+            if left == 0 {
+                return;
+            }
+        }
+    };
+    let _ = tokio::time::timeout_at(deadline, work).await;
 }
 
 /// Places every metadata/file pair of the form.
