@@ -21,6 +21,7 @@
 
 mod convert;
 mod events;
+mod interpreter;
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -102,11 +103,12 @@ fn bytes_of_parts<'py>(py: Python<'py>, parts: &[Bytes]) -> PyResult<Bound<'py, 
     }
 }
 
-/// Calls `done(ok, value)` with the GIL held; a failing callback is reported, never
-/// propagated into the runtime.
-fn complete(done: Py<PyAny>, result: PyResult<Py<PyAny>>) {
-    Python::attach(|py| {
-        let (ok, value) = match result {
+/// Calls `done(ok, value)` with the value `make` builds, from a runtime thread; a failing
+/// callback is reported, never propagated into the runtime. Once the interpreter is
+/// exiting nothing is called (`interpreter::attach`).
+fn deliver(done: Py<PyAny>, make: impl for<'py> FnOnce(Python<'py>) -> PyResult<Py<PyAny>>) {
+    interpreter::attach(|py| {
+        let (ok, value) = match make(py) {
             Ok(v) => (true, v),
             Err(e) => (false, e.into_value(py).into_any()),
         };
@@ -123,9 +125,9 @@ where
 {
     let handle = runtime::runtime().spawn(async move {
         let result = fut.await;
-        let converted =
-            Python::attach(|py| result.map_err(op_err).and_then(|out| out_to_py(py, out)));
-        complete(done, converted);
+        deliver(done, |py| {
+            result.map_err(op_err).and_then(|out| out_to_py(py, out))
+        });
     });
     Task {
         abort: handle.abort_handle(),
@@ -248,7 +250,7 @@ fn reader_stream(reader: Py<PyAny>, len: Option<u64>) -> opensandbox_core::Write
     let stream = futures_util::stream::unfold(Some(reader), |state| async move {
         let reader = state?;
         let read = tokio::task::spawn_blocking(move || {
-            Python::attach(|py| -> PyResult<(Bytes, Py<PyAny>)> {
+            interpreter::attach(|py| -> PyResult<(Bytes, Py<PyAny>)> {
                 let chunk = reader.call_method1(py, "read", (READ_CHUNK,))?;
                 let chunk = chunk.bind(py);
                 let data = if let Ok(s) = chunk.cast::<PyString>() {
@@ -260,6 +262,13 @@ fn reader_stream(reader: Py<PyAny>, len: Option<u64>) -> opensandbox_core::Write
             })
         })
         .await;
+        let read = read.map(|r| {
+            r.unwrap_or_else(|| {
+                Err(pyo3::exceptions::PyRuntimeError::new_err(
+                    "the interpreter is exiting",
+                ))
+            })
+        });
         match read {
             Ok(Ok((data, _))) if data.is_empty() => None,
             Ok(Ok((data, reader))) => Some((Ok(data), Some(reader))),
@@ -514,12 +523,11 @@ impl Client {
         let session = self.session.clone();
         let task = runtime::runtime().spawn(async move {
             let batch = session.next_items(handle, max, None).await;
-            let value = Python::attach(|py| {
+            deliver(done, |py| {
                 let batch = batch.map_err(op_err)?;
                 events::to_groups(py, batch, cls.bind(py), stdout, stderr)
                     .map(|t| t.into_any().unbind())
             });
-            complete(done, value);
         });
         Task {
             abort: task.abort_handle(),
@@ -538,11 +546,10 @@ impl Client {
         let fut = self.watch_fut(args)?;
         let handle = runtime::runtime().spawn(async move {
             let result = fut.await;
-            let value = Python::attach(|py| match result {
+            deliver(done, |py| match result {
                 Ok(stream) => Py::new(py, Watch::spawn(stream)).map(Py::into_any),
                 Err(e) => Err(op_err(e)),
             });
-            complete(done, value);
         });
         Ok(Task {
             abort: handle.abort_handle(),
@@ -608,8 +615,7 @@ impl Watch {
         let rx = self.rx.clone();
         let handle = runtime::runtime().spawn(async move {
             let msg = rx.lock().await.recv().await;
-            let value = Python::attach(|py| sample_to_py(py, msg));
-            complete(done, value);
+            deliver(done, |py| sample_to_py(py, msg));
         });
         Task {
             abort: handle.abort_handle(),
@@ -659,5 +665,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(output_messages, m)?)?;
     m.add("NativeError", m.py().get_type::<NativeError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    interpreter::register(m)?;
     Ok(())
 }
