@@ -141,6 +141,34 @@ namespace OpenSandbox.Tests.Server
         }
 
         [Test]
+        public async Task OneCallRunEqualsTheStreamedRun()
+        {
+            // Without handlers or a cancellable token RunAsync is one native call (the run
+            // op); a token takes the start + batch path. Both give the same Execution.
+            const string cmd = "echo one; echo two >&2; echo 'h\u00e9llo'; exit 3";
+            Func<Execution, string> shape = x => string.Join("|", new[]
+            {
+                x.ExitCode.ToString(),
+                string.Join(",", x.Logs.Stdout.Select(m => m.Text)),
+                string.Join(",", x.Logs.Stderr.Select(m => m.Text)),
+                x.Logs.Stdout.All(m => m.Timestamp > 0).ToString(),
+                x.Error == null ? "-" : x.Error.Name + ":" + x.Error.Value,
+                (x.Id != null).ToString(),
+                (x.Complete != null).ToString(),
+            });
+            var once = await _sb.Commands.RunAsync(cmd);
+            using (var cts = new CancellationTokenSource())
+            {
+                var streamed = await _sb.Commands.RunAsync(cmd, null, null, cts.Token);
+                Assert.AreEqual(shape(streamed), shape(once));
+            }
+            CollectionAssert.AreEqual(new[] { "one", "h\u00e9llo" }, once.Logs.Stdout.Select(m => m.Text).ToArray());
+            var bg = await _sb.Commands.RunAsync("sleep 0.2", new RunCommandOptions { Background = true });
+            Assert.IsNull(bg.ExitCode);
+            Assert.IsNotNull(bg.Id);
+        }
+
+        [Test]
         public async Task HandlersAreAwaitedInEventOrder()
         {
             var seen = new List<string>();

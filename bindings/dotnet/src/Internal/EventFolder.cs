@@ -28,6 +28,15 @@ namespace OpenSandbox.Internal
         {
             args["sandbox"] = core.OpHandle;
             args["handlers"] = handlers != null;
+            if (handlers == null && !ct.CanBeCanceled)
+            {
+                // Nothing wants events and nothing can cancel: the run op (commands.run,
+                // commands.run_in_session, code.run, isolation.run) runs it to its end in one
+                // native call, instead of a start, a pulling thread of its own and a pull per
+                // batch. The same Execution (ServerTests: OneCallRunEqualsTheStreamedRun).
+                var ran = await Bridge.SessionCall(RunOp(startOp), Json.Write(args), ct).ConfigureAwait(false);
+                return Execution.FromJson(Json.Parse(ran));
+            }
             if (handlers != null && handlers.SkipAccumulation) args["skip_accumulation"] = true;
             var started = Json.Parse(await Bridge.SessionCall(startOp, Json.Write(args), ct).ConfigureAwait(false));
             var handle = Json.Long(started, "handle") ?? 0;
@@ -42,6 +51,19 @@ namespace OpenSandbox.Internal
             finally
             {
                 Bridge.SessionRelease(handle);
+            }
+        }
+
+        /// <summary>The op that runs what <paramref name="startOp"/> starts, to its end.</summary>
+        internal static string RunOp(string startOp)
+        {
+            switch (startOp)
+            {
+                case "commands.start": return "commands.run";
+                case "commands.start_in_session": return "commands.run_in_session";
+                case "code.start": return "code.run";
+                case "isolation.start": return "isolation.run";
+                default: throw new ArgumentException("no run op for " + startOp, "startOp");
             }
         }
 
