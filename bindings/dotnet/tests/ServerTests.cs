@@ -370,10 +370,10 @@ namespace OpenSandbox.Tests.Server
             public override long Length { get { return base.Length + 10; } }
         }
 
-        private async Task<byte[]> ReadAllAsync(string path)
+        private async Task<byte[]> ReadAllAsync(string path, ReadBytesOptions options = null)
         {
             var all = new MemoryStream();
-            var en = _sb.Files.ReadBytesStreamAsync(path).GetAsyncEnumerator();
+            var en = _sb.Files.ReadBytesStreamAsync(path, options).GetAsyncEnumerator();
             try
             {
                 while (await en.MoveNextAsync()) all.Write(en.Current, 0, en.Current.Length);
@@ -383,6 +383,111 @@ namespace OpenSandbox.Tests.Server
                 await en.DisposeAsync();
             }
             return all.ToArray();
+        }
+
+        [Test]
+        public async Task DownloadsReadOnADriverEndCancelAndDisposeCleanly()
+        {
+            // Downloads open with a blocking download.open and read with
+            // osb_session_download_read on pool threads (SandboxServices.cs DownloadEnumerable).
+            var payload = new byte[10 * 1024 * 1024 + 12345];
+            new Random(13).NextBytes(payload);
+            await _sb.Files.WriteFilesAsync(new[] { new WriteEntry { Path = "/tmp/dotnet-dl/big.bin", Data = new MemoryStream(payload) } });
+
+            // Read to the end: every byte, a first chunk of 1 MiB, then 8 MiB ones, the last shorter.
+            var all = new MemoryStream();
+            var sizes = new List<int>();
+            var en = _sb.Files.ReadBytesStreamAsync("/tmp/dotnet-dl/big.bin").GetAsyncEnumerator();
+            try
+            {
+                while (await en.MoveNextAsync())
+                {
+                    sizes.Add(en.Current.Length);
+                    all.Write(en.Current, 0, en.Current.Length);
+                }
+                Assert.IsFalse(await en.MoveNextAsync());
+            }
+            finally
+            {
+                await en.DisposeAsync();
+            }
+            CollectionAssert.AreEqual(payload, all.ToArray());
+            CollectionAssert.AreEqual(new[] { 1048576, 8388608, 1048576 + 12345 }, sizes.ToArray());
+
+            // A range of it, and an empty file: no chunk at all.
+            CollectionAssert.AreEqual(payload.Skip(1000).Take(3000000).ToArray(),
+                await ReadAllAsync("/tmp/dotnet-dl/big.bin", new ReadBytesOptions { Range = "bytes=1000-3000999" }));
+            await _sb.Files.WriteFilesAsync(new[] { new WriteEntry { Path = "/tmp/dotnet-dl/empty.bin", Data = new MemoryStream(new byte[0]) } });
+            Assert.AreEqual(0, (await ReadAllAsync("/tmp/dotnet-dl/empty.bin")).Length);
+
+            // Cancelled mid-download (after the first chunk): OperationCanceledException, and
+            // the enumerator is then over.
+            using (var cts = new CancellationTokenSource())
+            {
+                var c = _sb.Files.ReadBytesStreamAsync("/tmp/dotnet-dl/big.bin", null, cts.Token).GetAsyncEnumerator();
+                try
+                {
+                    Assert.IsTrue(await c.MoveNextAsync());
+                    cts.Cancel();
+                    Assert.Catch<OperationCanceledException>(() => c.MoveNextAsync().AsTask().GetAwaiter().GetResult());
+                    Assert.IsFalse(await c.MoveNextAsync());
+                }
+                finally
+                {
+                    await c.DisposeAsync();
+                }
+            }
+
+            // Cancelled while a MoveNextAsync is in flight (the open or a read, whichever the
+            // token meets): it either completes or ends cancelled; the next one is cancelled.
+            for (var i = 0; i < 5; i++)
+            {
+                using (var cts = new CancellationTokenSource())
+                {
+                    var c = _sb.Files.ReadBytesStreamAsync("/tmp/dotnet-dl/big.bin", null, cts.Token).GetAsyncEnumerator();
+                    try
+                    {
+                        if (i > 0) Assert.IsTrue(await c.MoveNextAsync());
+                        var pending = c.MoveNextAsync().AsTask();
+                        cts.Cancel();
+                        try
+                        {
+                            Assert.IsTrue(await pending);
+                            Assert.Catch<OperationCanceledException>(() => c.MoveNextAsync().AsTask().GetAwaiter().GetResult());
+                        }
+                        catch (OperationCanceledException)
+                        {
+                            Assert.IsFalse(await c.MoveNextAsync());
+                        }
+                    }
+                    finally
+                    {
+                        await c.DisposeAsync();
+                    }
+                }
+            }
+
+            // A token cancelled before the first MoveNextAsync: nothing is opened.
+            using (var cts = new CancellationTokenSource())
+            {
+                cts.Cancel();
+                var c = _sb.Files.ReadBytesStreamAsync("/tmp/dotnet-dl/big.bin", null, cts.Token).GetAsyncEnumerator();
+                Assert.Catch<OperationCanceledException>(() => c.MoveNextAsync().AsTask().GetAwaiter().GetResult());
+                await c.DisposeAsync();
+            }
+
+            // Disposed mid-download (the handle is released, its connection closed), several
+            // times over: later downloads on the same sandbox still read the whole file.
+            for (var i = 0; i < 3; i++)
+            {
+                var d = _sb.Files.ReadBytesStreamAsync("/tmp/dotnet-dl/big.bin").GetAsyncEnumerator();
+                Assert.IsTrue(await d.MoveNextAsync());
+                Assert.AreEqual(1048576, d.Current.Length);
+                await d.DisposeAsync();
+                Assert.IsFalse(await d.MoveNextAsync());
+            }
+            CollectionAssert.AreEqual(payload, await ReadAllAsync("/tmp/dotnet-dl/big.bin"));
+            await _sb.Files.DeleteDirectoriesAsync(new[] { "/tmp/dotnet-dl" });
         }
 
         [Test]
