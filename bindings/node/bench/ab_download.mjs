@@ -27,12 +27,19 @@ if (process.argv[2] === '--child') {
   let out;
   for (let rep = 0; rep < 2; rep++) {
     const cpu0 = process.cpuUsage();
+    const ru0 = process.resourceUsage();
     const t = process.hrtime.bigint();
     let got = 0;
     for await (const c of sbx.files.readBytesStream(process.argv[4])) got += c.length;
     const s = Number(process.hrtime.bigint() - t) / 1e9;
     const cpu = process.cpuUsage(cpu0);
-    out = { got, mb_s: got / 1e6 / s, cpu_ms: (cpu.user + cpu.system) / 1000 };
+    const ru = process.resourceUsage();
+    out = {
+      got, mb_s: got / 1e6 / s, cpu_ms: (cpu.user + cpu.system) / 1000,
+      faults: ru.minorPageFault - ru0.minorPageFault,
+      csw: ru.voluntaryContextSwitches + ru.involuntaryContextSwitches
+        - ru0.voluntaryContextSwitches - ru0.involuntaryContextSwitches,
+    };
   }
   console.log(JSON.stringify(out));
   process.exit(0);
@@ -75,7 +82,8 @@ try {
     for (const [name, f] of order) {
       const o = f();
       runs[name].push(o);
-      console.log(`round ${i} ${name}: ${o.mb_s.toFixed(0)} MB/s, ${o.cpu_ms.toFixed(0)} ms CPU`);
+      console.log(`round ${i} ${name}: ${o.mb_s.toFixed(0)} MB/s, ${o.cpu_ms.toFixed(0)} ms CPU` +
+        (o.faults === undefined ? '' : `, ${o.faults} faults, ${o.csw} context switches`));
     }
   }
   const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -83,8 +91,12 @@ try {
   for (const [name, os] of Object.entries(runs)) {
     const xs = os.map((o) => o.mb_s);
     console.log(`${name}: median ${med(xs).toFixed(0)} MB/s (${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)}),` +
-      ` ${((100 * med(xs)) / curlMed).toFixed(0)} % of curl, CPU ${med(os.map((o) => o.cpu_ms)).toFixed(0)} ms, n=${xs.length}`);
+      ` ${((100 * med(xs)) / curlMed).toFixed(0)} % of curl, CPU ${med(os.map((o) => o.cpu_ms)).toFixed(0)} ms` +
+      (name === 'curl' ? '' : `, ${med(os.map((o) => o.faults))} faults, ${med(os.map((o) => o.csw))} cs`) + `, n=${xs.length}`);
   }
+  // Paired within a round: the machine moves less between neighbouring runs.
+  const ratio = runs.new.map((o, i) => o.mb_s / runs.old[i].mb_s);
+  console.log(`new/old within a round: median ${med(ratio).toFixed(2)} (${Math.min(...ratio).toFixed(2)}-${Math.max(...ratio).toFixed(2)})`);
 } finally {
   await sbx.kill();
 }

@@ -162,48 +162,23 @@ impl NativeEventStream {
 /// A download (a `download` handle of the session) as chunks: each `next` joins the
 /// chunks that have already arrived into one block of up to `chunks::BUF` bytes, in
 /// memory recycled from earlier blocks JS no longer holds (`chunks.rs`).
-///
-/// The download is opened on a driver of its own (`block_on_op`, a current-thread
-/// runtime with its own connection) and each read runs on a libuv pool thread that
-/// drives that runtime itself (`block_on_read` in a napi `Task`): the thread that
-/// copies the bytes is the one that reads the socket, so there is no wake-up of a
-/// runtime worker per received chunk, and one hand-off per read (pool thread → JS
-/// thread). Measured against reads as `async fn`s on napi's runtime in
-/// bindings/node/README.md.
 #[napi]
 pub struct NativeByteStream {
     session: Arc<Session>,
     handle: u64,
-    /// The shared runtime: where a read goes when the download has no driver
-    /// (`OPEN_SANDBOX_BLOCKING_CALLS=worker`, or after a `fork()`).
-    home: tokio::runtime::Handle,
     /// Counted among the open downloads (`chunks::opened`) until closed or collected.
     counted: AtomicBool,
 }
 
 impl NativeByteStream {
-    /// `download.open`, on a driver when drivers are on: run from a blocking thread
-    /// (the driver runs the open on it), never on the runtime's workers or JS's thread.
+    /// `download.open`.
     pub async fn open(session: Arc<Session>, args: Value) -> std::result::Result<Self, OpError> {
-        const OP: &str = "download.open";
-        let home = tokio::runtime::Handle::current();
-        let (s, h) = (session.clone(), home.clone());
-        let r = tokio::task::spawn_blocking(move || {
-            let fut = {
-                let s = s.clone();
-                async move { s.call(OP, args).await }
-            };
-            opensandbox_bindings::block_on_op(&h, &s, OP, fut)
-        })
-        .await
-        .map_err(|e| OpError::internal(OP, format!("{OP}: the open failed: {e}")))?
-        .map_err(|e| OpError::internal(OP, format!("{OP}: the open failed: {e}")))??;
-        let handle = handle_of(OP, &r)?;
+        let r = session.call("download.open", args).await?;
+        let handle = handle_of("download.open", &r)?;
         chunks::opened();
         Ok(NativeByteStream {
             session,
             handle,
-            home,
             counted: AtomicBool::new(true),
         })
     }
@@ -223,52 +198,24 @@ impl Drop for NativeByteStream {
     }
 }
 
-/// One read of a download, run by libuv on a pool thread (`compute`, blocking on the
-/// download's driver) and turned into a `Buffer` on the JS thread (`resolve`).
-pub struct ReadTask {
-    session: Arc<Session>,
-    handle: u64,
-    home: tokio::runtime::Handle,
-}
-
-impl Task for ReadTask {
-    type Output = Option<chunks::Chunk>;
-    type JsValue = Option<chunks::Chunk>;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        let read = self
+#[napi]
+impl NativeByteStream {
+    /// The next chunk (several network chunks joined, up to 1 MiB), or `null` at the end.
+    #[napi]
+    pub async fn next(&self) -> Result<Option<chunks::Chunk>> {
+        let parts = match self
             .session
-            .download_read_parts_fill(self.handle, chunks::BUF, chunks::FILL);
-        let parts =
-            match opensandbox_bindings::block_on_read(&self.home, &self.session, self.handle, read)
-            {
-                Ok(p) => p,
-                // Released (closed): the stream is over.
-                Err(e) if e.kind == "invalid_argument" => return Ok(None),
-                Err(e) => return Err(to_napi(e)),
-            };
+            .download_read_parts_fill(self.handle, chunks::BUF, chunks::FILL)
+            .await
+        {
+            Ok(p) => p,
+            Err(e) if e.kind == "invalid_argument" => return Ok(None),
+            Err(e) => return Err(to_napi(e)),
+        };
         if parts.is_empty() {
             return Ok(None);
         }
-        // Copied here, off the JS thread.
         Ok(Some(chunks::Chunk::gather(&parts)))
-    }
-
-    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
-        Ok(output)
-    }
-}
-
-#[napi]
-impl NativeByteStream {
-    /// The next chunk (several network chunks joined, up to 2 MiB), or `null` at the end.
-    #[napi(ts_return_type = "Promise<Buffer | null>")]
-    pub fn next(&self) -> AsyncTask<ReadTask> {
-        AsyncTask::new(ReadTask {
-            session: self.session.clone(),
-            handle: self.handle,
-            home: self.home.clone(),
-        })
     }
 
     /// Closes the download.

@@ -85,10 +85,10 @@ test('a short read (a small file) is its own exact buffer', { skip }, async () =
   assert.equal(parts[0].buffer.byteLength, 5);
 });
 
-// Reads run on libuv pool threads driving the download's own runtime (src/streams.rs):
-// a size that is no multiple of a read, read back whole, and an abort mid-download
-// that leaves the sandbox's next downloads working (the driver and its connection are
-// given back, nothing stays blocked).
+// A size that is no multiple of a read (2 MiB, src/chunks.rs) read back whole, and an
+// abort (or a break) mid-download that leaves the sandbox's next downloads working:
+// the closed download's connection and pooled buffers are given back, nothing stays
+// blocked. (Kept from the driver experiment, bindings/node/README.md "Downloads".)
 test('a download of an odd size reads back equal; abort mid-download, then more downloads', { skip }, async () => {
   const size = 5 * (1 << 20) + 12345;
   const want = Buffer.alloc(size);
