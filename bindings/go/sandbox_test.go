@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -474,5 +475,68 @@ func TestSetEnvReachesLaterCommandsAndNewSessions(t *testing.T) {
 	}
 	if err := sb.SetEnv(ctx, "K", "\xff"); !errors.As(err, &ia) {
 		t.Fatalf("invalid UTF-8: want InvalidArgumentError, got %v", err)
+	}
+}
+
+// TestOneCallRunEqualsTheStreamedRun: without handlers and with a ctx that cannot be
+// cancelled a run is one native call of the run op; a cancellable ctx takes the start
+// + batch path. Both give the same Execution.
+func TestOneCallRunEqualsTheStreamedRun(t *testing.T) {
+	sb := testSandbox(t)
+	const cmd = "echo one; echo two >&2; echo 'h\u00e9llo'; exit 3"
+	shape := func(x *Execution) string {
+		var out, errs []string
+		stamped := true
+		for _, m := range x.Stdout {
+			out = append(out, m.Text)
+			stamped = stamped && m.Timestamp > 0
+		}
+		for _, m := range x.Stderr {
+			errs = append(errs, m.Text)
+		}
+		code := "nil"
+		if x.ExitCode != nil {
+			code = fmt.Sprint(*x.ExitCode)
+		}
+		e := "-"
+		if x.Error != nil {
+			e = x.Error.Name + ":" + x.Error.Value
+		}
+		return fmt.Sprintf("%s|%s|%s|%v|%s|%v|%v", code, strings.Join(out, ","), strings.Join(errs, ","),
+			stamped, e, x.ID != "", x.Complete != nil)
+	}
+	var ops []string
+	prev := opTrace
+	opTrace = func(op string, args map[string]any) {
+		if prev != nil {
+			prev(op, args)
+		}
+		if strings.HasPrefix(op, "commands.") {
+			ops = append(ops, op)
+		}
+	}
+	defer func() { opTrace = prev }()
+	once, err := sb.RunCommand(context.Background(), cmd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	streamed, err := sb.RunCommand(ctx, cmd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(ops, ",") != "commands.run,commands.start" {
+		t.Fatalf("ops %v, want the run op then the start op", ops)
+	}
+	if shape(once) != shape(streamed) {
+		t.Fatalf("one call %s, streamed %s", shape(once), shape(streamed))
+	}
+	if want := "3|one,h\u00e9llo|two|true|CommandExecError:3|true|false"; shape(once) != want {
+		t.Fatalf("got %s, want %s", shape(once), want)
+	}
+	bg, err := sb.RunCommandWithOpts(context.Background(), RunCommandRequest{Command: "sleep 0.2", Background: true}, nil)
+	if err != nil || bg.ExitCode != nil || bg.ID == "" {
+		t.Fatalf("background: %+v %v", bg, err)
 	}
 }

@@ -440,6 +440,17 @@ func (s *Sandbox) runEvents(ctx context.Context, op string, args map[string]any,
 	args["sandbox"] = sb
 	args["handlers"] = each != nil
 	s.scopeArgs(op, args)
+	if each == nil && ctx.Done() == nil {
+		// Nothing wants the events and nothing can cancel: the run op runs it to its
+		// end in one native call, instead of a start and a pull per batch (the same
+		// Execution: TestOneCallRunEqualsTheStreamedRun). A cancellable ctx keeps the
+		// start path, whose release interrupts the command on the server.
+		var w wireExecution
+		if err := opCall(ctx, runOpOf(op), args, &w); err != nil {
+			return nil, err
+		}
+		return w.toExecution(), nil
+	}
 	var started runStarted
 	if err := opCall(ctx, op, args, &started); err != nil {
 		return nil, err
@@ -472,6 +483,21 @@ func (s *Sandbox) runEvents(ctx context.Context, op string, args map[string]any,
 			return partial, &Error{Kind: "stream", Message: "the run ended without its outcome"}
 		}
 	}
+}
+
+// runOpOf is the op that runs what the start op starts, to its end.
+func runOpOf(startOp string) string {
+	switch startOp {
+	case "commands.start":
+		return "commands.run"
+	case "commands.start_in_session":
+		return "commands.run_in_session"
+	case "code.start":
+		return "code.run"
+	case "isolation.start":
+		return "isolation.run"
+	}
+	panic("opensandbox: no run op for " + startOp)
 }
 
 // op runs a sandbox-bound op of the session on this sandbox.
