@@ -34,6 +34,39 @@ def test_run_exit_codes_and_streams(sandbox_sync):
     assert bg.exit_code is None and bg.id
 
 
+def test_one_call_run_equals_the_streamed_run(sandbox_sync, monkeypatch):
+    """Without handlers that want events a run is one native call of the run op;
+    with them it is a start and a pull per batch. Both give the same Execution."""
+    from opensandbox import _bridge
+
+    ops = []
+    real_call = _bridge.call
+
+    def traced(client, op, args, blobs=None):
+        ops.append(op)
+        return real_call(client, op, args, blobs)
+
+    monkeypatch.setattr(_bridge, "call", traced)
+    cmd = "echo one; echo two >&2; echo 'h\u00e9llo'; exit 3"
+
+    def shape(x):
+        return (
+            x.exit_code,
+            [line(m.text) for m in x.logs.stdout],
+            [line(m.text) for m in x.logs.stderr],
+            all(m.timestamp > 0 for m in x.logs.stdout),
+            (x.error.name, x.error.value) if x.error else None,
+            x.id is not None,
+            x.complete is not None,
+        )
+
+    once = sandbox_sync.commands.run(cmd)
+    streamed = sandbox_sync.commands.run(cmd, handlers=ExecutionHandlersSync(on_init=lambda i: None))
+    assert [o for o in ops if o.startswith("commands.")] == ["commands.run", "commands.start"]
+    assert shape(once) == shape(streamed)
+    assert shape(once)[:3] == (3, ["one", "h\u00e9llo"], ["two"])
+
+
 def test_sync_handlers_in_order(sandbox_sync):
     seen = []
     h = ExecutionHandlersSync(

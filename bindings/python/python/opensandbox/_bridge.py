@@ -246,12 +246,29 @@ _STDOUT = 1
 _STDERR = 2
 
 
+# The op that runs what a start op starts, to its end.
+_RUN_OPS = {
+    "commands.start": "commands.run",
+    "commands.start_in_session": "commands.run_in_session",
+    "code.start": "code.run",
+    "isolation.start": "isolation.run",
+}
+
+
 def run_execution(client: Any, op: str, args: Dict[str, Any], handlers: Any) -> Execution:
     """Starts a run (``commands.start`` / ``commands.start_in_session`` / ``code.start``)
     and pulls its events on this thread, calling sync handlers in order; the result is
     the run's folded outcome. The native side calls the output handlers itself, one
     ready-made ``OutputMessage`` per line (one native call per batch, no Python loop
-    per line); every other item comes to ``other``."""
+    per line); every other item comes to ``other``.
+
+    Without handlers that want events it is one native call of the run op instead
+    (``commands.run``, ...), which runs it to its end inside the library: a blocking
+    call either way, so nothing can cancel it midway (the same Execution:
+    ``test_one_call_run_equals_the_streamed_run``)."""
+    if not _wants_events(handlers):
+        x = call(client, _RUN_OPS[op], start_args(args, handlers))
+        return execution_of({"ok": True, "execution": x})
     r = call(client, op, start_args(args, handlers))
     handle = r["handle"]
     on_out, on_err = _output_handlers(handlers)
