@@ -478,9 +478,9 @@ func TestSetEnvReachesLaterCommandsAndNewSessions(t *testing.T) {
 	}
 }
 
-// TestOneCallRunEqualsTheStreamedRun: without handlers and with a ctx that cannot be
-// cancelled a run is one native call of the run op; a cancellable ctx takes the start
-// + batch path. Both give the same Execution.
+// TestOneCallRunEqualsTheStreamedRun: without handlers a run is one native call of the
+// run op; with them it takes the start + batch path. Both give the same Execution, and
+// cancelling either interrupts the command on the server.
 func TestOneCallRunEqualsTheStreamedRun(t *testing.T) {
 	sb := testSandbox(t)
 	const cmd = "echo one; echo two >&2; echo 'h\u00e9llo'; exit 3"
@@ -520,9 +520,8 @@ func TestOneCallRunEqualsTheStreamedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	streamed, err := sb.RunCommand(ctx, cmd, nil)
+	onInit := &ExecutionHandlers{OnInit: func(ExecutionInit) error { return nil }}
+	streamed, err := sb.RunCommand(context.Background(), cmd, onInit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -539,4 +538,37 @@ func TestOneCallRunEqualsTheStreamedRun(t *testing.T) {
 	if err != nil || bg.ExitCode != nil || bg.ID == "" {
 		t.Fatalf("background: %+v %v", bg, err)
 	}
+
+	for _, h := range []*ExecutionHandlers{nil, onInit} {
+		marker := fmt.Sprintf("/tmp/cancel-%v.pid", h != nil)
+		probe := "p=$(cat " + marker + " 2>/dev/null) && kill -0 $p"
+		alive := func() bool {
+			x, err := sb.RunCommand(context.Background(), probe, nil)
+			return err == nil && x.ExitCode != nil && *x.ExitCode == 0
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := sb.RunCommand(ctx, "echo $$ > "+marker+"; sleep 30", h)
+			done <- err
+		}()
+		waitFor(t, "the command to start", alive)
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("handlers %v: want Canceled, got %v", h != nil, err)
+		}
+		waitFor(t, "the cancelled command to stop", func() bool { return !alive() })
+	}
+}
+
+// waitFor polls cond for up to 5 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 50; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
 }

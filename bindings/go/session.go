@@ -440,11 +440,11 @@ func (s *Sandbox) runEvents(ctx context.Context, op string, args map[string]any,
 	args["sandbox"] = sb
 	args["handlers"] = each != nil
 	s.scopeArgs(op, args)
-	if each == nil && ctx.Done() == nil {
-		// Nothing wants the events and nothing can cancel: the run op runs it to its
-		// end in one native call, instead of a start and a pull per batch (the same
-		// Execution: TestOneCallRunEqualsTheStreamedRun). A cancellable ctx keeps the
-		// start path, whose release interrupts the command on the server.
+	if each == nil {
+		// Nothing wants the events: the run op runs it to its end in one native call,
+		// instead of a start and a pull per batch (the same Execution:
+		// TestOneCallRunEqualsTheStreamedRun). Cancelling ctx drops the op, which
+		// interrupts the command on the server as a released run does.
 		var w wireExecution
 		if err := opCall(ctx, runOpOf(op), args, &w); err != nil {
 			return nil, err

@@ -143,8 +143,8 @@ namespace OpenSandbox.Tests.Server
         [Test]
         public async Task OneCallRunEqualsTheStreamedRun()
         {
-            // Without handlers or a cancellable token RunAsync is one native call (the run
-            // op); a token takes the start + batch path. Both give the same Execution.
+            // Without handlers RunAsync is one native call (the run op); handlers take the
+            // start + batch path. Both give the same Execution.
             const string cmd = "echo one; echo two >&2; echo 'h\u00e9llo'; exit 3";
             Func<Execution, string> shape = x => string.Join("|", new[]
             {
@@ -157,11 +157,9 @@ namespace OpenSandbox.Tests.Server
                 (x.Complete != null).ToString(),
             });
             var once = await _sb.Commands.RunAsync(cmd);
-            using (var cts = new CancellationTokenSource())
-            {
-                var streamed = await _sb.Commands.RunAsync(cmd, null, null, cts.Token);
-                Assert.AreEqual(shape(streamed), shape(once));
-            }
+            var streamed = await _sb.Commands.RunAsync(cmd, null,
+                new ExecutionHandlers { OnInit = i => Task.CompletedTask });
+            Assert.AreEqual(shape(streamed), shape(once));
             CollectionAssert.AreEqual(new[] { "one", "h\u00e9llo" }, once.Logs.Stdout.Select(m => m.Text).ToArray());
             var bg = await _sb.Commands.RunAsync("sleep 0.2", new RunCommandOptions { Background = true });
             Assert.IsNull(bg.ExitCode);
@@ -232,6 +230,40 @@ namespace OpenSandbox.Tests.Server
                 await Task.Delay(100);
             }
             Assert.AreEqual(false, status.Running);
+            Assert.AreEqual(0, Bridge.PendingCount);
+        }
+
+        [Test]
+        public async Task CancellingAOneCallRunInterruptsTheCommand()
+        {
+            // No handlers: one native call of the run op; cancelling the token drops it,
+            // and the command stops on the server as a released run's does.
+            const string marker = "/tmp/dotnet-cancel.pid";
+            const string probe = "p=$(cat " + marker + " 2>/dev/null) && kill -0 $p";
+            var cts = new CancellationTokenSource();
+            var run = _sb.Commands.RunAsync("echo $$ > " + marker + "; sleep 60", null, null, cts.Token);
+            var alive = false;
+            for (var i = 0; i < 50 && !alive; i++)
+            {
+                alive = (await _sb.Commands.RunAsync(probe)).ExitCode == 0;
+                if (!alive) await Task.Delay(100);
+            }
+            Assert.IsTrue(alive, "the command never started");
+            cts.Cancel();
+            try
+            {
+                await run;
+                Assert.Fail("expected cancellation");
+            }
+            catch (OperationCanceledException)
+            {
+            }
+            for (var i = 0; i < 50 && alive; i++)
+            {
+                alive = (await _sb.Commands.RunAsync(probe)).ExitCode == 0;
+                if (alive) await Task.Delay(100);
+            }
+            Assert.IsFalse(alive, "the command still runs 5 s after the cancellation");
             Assert.AreEqual(0, Bridge.PendingCount);
         }
 

@@ -71,6 +71,31 @@ async def test_cancelling_the_task_cancels_the_request(sandbox):
     assert line((await sandbox.commands.run("echo ok")).logs.stdout[0].text) == "ok"
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_cancelling_a_run_interrupts_the_command(sandbox, streamed):
+    """Without handlers a run is one native call of the run op, with them a start and
+    pulls: cancelling the awaiting task stops the command on the server either way."""
+    marker = f"/tmp/cancel-{int(streamed)}.pid"
+    handlers = ExecutionHandlers(on_init=lambda i: None) if streamed else None
+    task = asyncio.ensure_future(sandbox.commands.run(f"echo $$ > {marker}; sleep 30", handlers=handlers))
+    probe = f"p=$(cat {marker} 2>/dev/null) && kill -0 $p && echo alive"
+    for _ in range(50):
+        if (await sandbox.commands.run(probe)).exit_code == 0:
+            break
+        await asyncio.sleep(0.1)
+    else:
+        pytest.fail("the command never started")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(50):
+        if (await sandbox.commands.run(probe)).exit_code != 0:
+            break
+        await asyncio.sleep(0.1)
+    else:
+        pytest.fail("the command still runs 5 s after the cancellation")
+
+
 async def test_concurrent_runs(sandbox):
     results = await asyncio.gather(*(sandbox.commands.run(f"echo {i}") for i in range(8)))
     assert [line(r.logs.stdout[0].text) for r in results] == [str(i) for i in range(8)]

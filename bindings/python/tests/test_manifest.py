@@ -469,6 +469,7 @@ async def _exercise_async(spy: Spy) -> None:
         sb.commands.get_background_command_logs("ex-1", cursor=3),
         sb.commands.create_session(working_directory="/"),
         sb.commands.run_in_session("s-1", "pwd", working_directory="/", timeout=timedelta(seconds=2), handlers=h),
+        sb.commands.run_in_session("s-1", "pwd"),
         sb.commands.delete_session("s-1"),
         sb.files.read_file("/a", offset=1, limit=2),
         sb.files.read_bytes("/a", range_header="bytes=0-1"),
@@ -643,6 +644,7 @@ def _exercise_sync(spy: Spy) -> None:
         _try_sync(fn, *args)
     _try_sync(sb.commands.run, "echo", opts=opts, handlers=h)
     _try_sync(sb.commands.run_in_session, "s-1", "pwd", timeout=timedelta(seconds=1), handlers=h)
+    _try_sync(sb.commands.run_in_session, "s-1", "pwd")
     for fn, *args in [(sb.pty.create_session,), (sb.pty.get_session, "s-1"), (sb.pty.delete_session, "s-1")]:
         _try_sync(fn, *args)
     with sb.pty.attach("s-1") as term:

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use opensandbox_core::models::CodeContext;
-use opensandbox_core::{RunControl, Sandbox};
+use opensandbox_core::Sandbox;
 use serde_json::{json, Value};
 
 use crate::args::*;
@@ -79,7 +79,7 @@ pub async fn run(s: &Session, a: CodeRunArgs) -> OpResult {
     let mut recorder = Recorder::new(a.handlers, false, a.skip_accumulation);
     let st = sb
         .execd()
-        .run_code_stream(&a.code, Some(&ctx), RunControl::default())
+        .run_code_stream(&a.code, Some(&ctx), super::commands::started())
         .await?;
     let ex = stream::run_to_end(st, &mut recorder).await?;
     Ok(convert::execution(&ex, recorder.into_extra()))
@@ -91,10 +91,7 @@ pub async fn start(s: &Session, a: CodeRunArgs) -> OpResult {
     let ctx = target(s, &sb, &a).await?;
     let execd = sb.execd().clone();
     let code = a.code.clone();
-    let control = RunControl {
-        deadline: None,
-        interrupt_on_drop: true,
-    };
+    let control = super::commands::started();
     let open = async move { execd.run_code_stream(&code, Some(&ctx), control).await };
     let run = Run::start(open, a.skip_accumulation, a.handlers).await?;
     let id = run.id.clone();

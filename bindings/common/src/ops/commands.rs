@@ -65,9 +65,10 @@ async fn open(
     }
 }
 
-/// A started run's control: dropping it early (cancel, release) interrupts the
-/// command on the server too, so cancellation means the same in every host.
-fn started() -> RunControl {
+/// A run's control: dropping it early (a released started run, a cancelled run op)
+/// interrupts the command on the server too, so cancellation means the same in every
+/// host and on either path (a run op or a start and pulls).
+pub(super) fn started() -> RunControl {
     RunControl {
         deadline: None,
         interrupt_on_drop: true,
@@ -87,7 +88,7 @@ pub async fn run(s: &Session, a: RunArgs) -> OpResult {
     let sb = s.sandbox(OP, &a).await?;
     let (program, opts) = command_options(OP, &a)?;
     let mut recorder = Recorder::new(a.handlers, a.digest, a.skip_accumulation);
-    let st = open(sb.execd(), &program, &opts, RunControl::default()).await?;
+    let st = open(sb.execd(), &program, &opts, started()).await?;
     let ex = stream::run_to_end(st, &mut recorder).await?;
     Ok(convert::execution(&ex, recorder.into_extra()))
 }
@@ -121,7 +122,7 @@ pub async fn run_in_session(s: &Session, a: SessionRunArgs) -> OpResult {
             &a.command,
             a.working_directory.as_deref(),
             a.timeout_ms.map(Duration::from_millis),
-            RunControl::default(),
+            started(),
         )
         .await?;
     let ex = stream::run_to_end(st, &mut recorder).await?;

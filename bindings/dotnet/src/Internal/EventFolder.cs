@@ -28,12 +28,13 @@ namespace OpenSandbox.Internal
         {
             args["sandbox"] = core.OpHandle;
             args["handlers"] = handlers != null;
-            if (handlers == null && !ct.CanBeCanceled)
+            if (handlers == null)
             {
-                // Nothing wants events and nothing can cancel: the run op (commands.run,
-                // commands.run_in_session, code.run, isolation.run) runs it to its end in one
-                // native call, instead of a start, a pulling thread of its own and a pull per
-                // batch. The same Execution (ServerTests: OneCallRunEqualsTheStreamedRun).
+                // Nothing wants events: the run op (commands.run, commands.run_in_session,
+                // code.run, isolation.run) runs it to its end in one native call, instead of a
+                // start, a pulling thread of its own and a pull per batch. The same Execution
+                // (ServerTests: OneCallRunEqualsTheStreamedRun); cancelling the token drops
+                // the op, which interrupts the command as a released run does.
                 var ran = await Bridge.SessionCall(RunOp(startOp), Json.Write(args), ct).ConfigureAwait(false);
                 return Execution.FromJson(Json.Parse(ran));
             }

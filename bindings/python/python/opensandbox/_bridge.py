@@ -263,9 +263,8 @@ def run_execution(client: Any, op: str, args: Dict[str, Any], handlers: Any) -> 
     per line); every other item comes to ``other``.
 
     Without handlers that want events it is one native call of the run op instead
-    (``commands.run``, ...), which runs it to its end inside the library: a blocking
-    call either way, so nothing can cancel it midway (the same Execution:
-    ``test_one_call_run_equals_the_streamed_run``)."""
+    (``commands.run``, ...), which runs it to its end inside the library (the same
+    Execution: ``test_one_call_run_equals_the_streamed_run``)."""
     if not _wants_events(handlers):
         x = call(client, _RUN_OPS[op], start_args(args, handlers))
         return execution_of({"ok": True, "execution": x})
@@ -303,7 +302,11 @@ async def _each(handler: Any, messages: List[OutputMessage]) -> None:
 
 async def arun_execution(client: Any, op: str, args: Dict[str, Any], handlers: Any) -> Execution:
     """:func:`run_execution` for the async API: async handlers are awaited in event
-    order. Cancelling the awaiting task cancels the run."""
+    order. Cancelling the awaiting task cancels the run (on either path the command
+    is interrupted on the server)."""
+    if not _wants_events(handlers):
+        x = await acall(client, _RUN_OPS[op], start_args(args, handlers))
+        return execution_of({"ok": True, "execution": x})
     r = await acall(client, op, start_args(args, handlers))
     handle = r["handle"]
     on_out, on_err = _output_handlers(handlers)
