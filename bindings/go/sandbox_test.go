@@ -515,7 +515,7 @@ func TestOneCallRunEqualsTheStreamedRun(t *testing.T) {
 			ops = append(ops, op)
 		}
 	}
-	defer func() { opTrace = prev }()
+	defer func() { opTrace = prev }() // on a failure before the runs below
 	once, err := sb.RunCommand(context.Background(), cmd, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -525,6 +525,8 @@ func TestOneCallRunEqualsTheStreamedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Traced on this goroutine only: the runs below overlap (-race).
+	opTrace = prev
 	if strings.Join(ops, ",") != "commands.run,commands.start" {
 		t.Fatalf("ops %v, want the run op then the start op", ops)
 	}
@@ -557,7 +559,7 @@ func TestOneCallRunEqualsTheStreamedRun(t *testing.T) {
 		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Fatalf("handlers %v: want Canceled, got %v", h != nil, err)
 		}
-		waitFor(t, "the cancelled command to stop", func() bool { return !alive() })
+		waitFor(t, fmt.Sprintf("the cancelled command to stop (handlers: %v)", h != nil), func() bool { return !alive() })
 	}
 }
 

@@ -774,12 +774,60 @@ impl Stream for EventStream {
     }
 }
 
+/// How long a stream dropped before `init` is read on for it (see `Drop`).
+const INIT_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 impl Drop for EventStream {
     fn drop(&mut self) {
-        if let (Some(hook), Some(id)) = (self.on_drop.take(), self.execution_id.take()) {
+        let Some(hook) = self.on_drop.take() else {
+            return;
+        };
+        if let Some(id) = self.execution_id.take() {
             hook(id);
+            return;
+        }
+        // Dropped before `init` named the execution (a cancel right after the request
+        // went out, or while the server's answer was still on its way): the command may
+        // be running already, and a closed connection does not stop it (protocol
+        // §7.17). So the rest of the body is read on, in a task of the runtime the
+        // connection lives on, until `init` names it; then it is interrupted.
+        let Some(body) = self.body.take() else {
+            return;
+        };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let rest = EventStream {
+            op: self.op,
+            kind: self.kind,
+            body: Some(body),
+            decoder: std::mem::replace(&mut self.decoder, FrameDecoder::new()),
+            queued: std::mem::take(&mut self.queued),
+            execution_id: None,
+            saw_error: false,
+            done: false,
+            request_id: None,
+            on_drop: None,
+        };
+        rt.spawn(async move {
+            if let Ok(Some(id)) = tokio::time::timeout(INIT_WAIT, first_id(rest)).await {
+                hook(id);
+            }
+        });
+    }
+}
+
+/// The execution id of `stream`'s `init`, reading it until that arrives; `None` when
+/// the stream fails or ends first.
+async fn first_id(mut stream: EventStream) -> Option<String> {
+    use futures_util::StreamExt;
+    while let Some(ev) = stream.next().await {
+        ev.ok()?;
+        if let Some(id) = stream.execution_id() {
+            return Some(id.to_owned());
         }
     }
+    None
 }
 
 // ---------------------------------------------------------------------------------
@@ -1043,6 +1091,43 @@ mod tests {
             out.push(String::from_utf8(f.to_vec()).expect("utf8"));
         }
         out
+    }
+
+    /// A stream dropped before its `init` arrived reads on for it and then calls the
+    /// drop hook (which interrupts the command) with its id; one whose body ends
+    /// without `init` never calls it.
+    #[test]
+    fn dropped_before_init_still_interrupts_once_init_arrives() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            for (body, want) in [
+                (
+                    r#"{"type":"init","text":"ex-9","timestamp":1}"#,
+                    Some("ex-9"),
+                ),
+                (r#"{"type":"ping","text":"pong","timestamp":1}"#, None),
+            ] {
+                let (tx, rx) = tokio::sync::oneshot::channel::<String>();
+                let late = futures_util::stream::once(async move {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    Ok::<_, std::io::Error>(Bytes::from(format!("{body}\n\n")))
+                });
+                let mut st = EventStream::from_bytes("test", ExecutionKind::Command, late);
+                st.set_on_drop(Box::new(move |id| {
+                    let _ = tx.send(id);
+                }));
+                drop(st);
+                let got = tokio::time::timeout(std::time::Duration::from_secs(5), rx).await;
+                match want {
+                    Some(id) => assert_eq!(got.expect("hook called").expect("an id"), id),
+                    // The hook was dropped uncalled: the channel closed without a value.
+                    None => assert!(got.expect("task ended").is_err()),
+                }
+            }
+        });
     }
 
     #[test]

@@ -218,8 +218,18 @@ fn block_on_worker<T: Send + 'static>(
             format!("{op}: blocking call from a runtime thread (e.g. inside a callback)"),
         ));
     }
+    let cancellable_run = cancel.is_some() && opensandbox_bindings::ops::runs_to_end(op);
     let fut = guarded(op.to_owned(), cancel, fut);
-    opensandbox_bindings::block_on_op(&rt.handle, session, op, fut).unwrap_or_else(|e| {
+    let done = if cancellable_run {
+        // A run op cancelled before its `init` arrived reads on for it after the drop,
+        // to interrupt the command (core stream.rs): on the shared runtime that goes on
+        // after this call returns; on this thread's own runtime it would wait for the
+        // thread's next call.
+        rt.handle.block_on(rt.handle.spawn(fut))
+    } else {
+        opensandbox_bindings::block_on_op(&rt.handle, session, op, fut)
+    };
+    done.unwrap_or_else(|e| {
         Err(OpError::internal(
             op,
             format!("the call's task failed: {e}"),

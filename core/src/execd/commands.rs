@@ -55,14 +55,28 @@ impl ExecdClient {
             reqwest::header::CACHE_CONTROL,
             reqwest::header::HeaderValue::from_static("no-cache"),
         );
-        let resp = self.http.execute(req).await?;
-        let rid = response_request_id(resp.headers());
-        let mut stream = EventStream::new(op, kind, body_stream(op, resp), rid);
-        if interrupt_on_drop {
-            let client = self.clone();
-            stream.set_on_drop(Box::new(move |id| client.interrupt_detached(id, kind)));
+        if !interrupt_on_drop {
+            let resp = self.http.execute(req).await?;
+            let rid = response_request_id(resp.headers());
+            return Ok(EventStream::new(op, kind, body_stream(op, resp), rid));
         }
-        Ok(stream)
+        // The server starts the command before its answer (and `init`) reaches us. A
+        // caller dropped in between (a cancel right after sending) would leave it
+        // running with no id to interrupt it by, so the request goes out in a task of
+        // its own, which a dropped caller leaves running (a dropped `JoinHandle`
+        // detaches): it takes the answer and drops the stream, whose drop reads on for
+        // `init` and interrupts the command (stream.rs).
+        let client = self.clone();
+        let sending = tokio::spawn(async move {
+            let resp = client.http.execute(req).await?;
+            let rid = response_request_id(resp.headers());
+            let mut stream = EventStream::new(op, kind, body_stream(op, resp), rid);
+            stream.set_on_drop(Box::new(move |id| client.interrupt_detached(id, kind)));
+            Ok(stream)
+        });
+        sending
+            .await
+            .map_err(|e| Error::internal(op, format!("the request's task failed: {e}")))?
     }
 
     /// Fires an interrupt without waiting for it (used from `Drop`).

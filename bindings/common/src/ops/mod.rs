@@ -260,6 +260,20 @@ pub fn opens_a_driven_body(op: &str) -> bool {
     DRIVEN_BY_READS.contains(&op)
 }
 
+/// Ops that run an execution to its end (`commands.run`, ...): dropped unfinished, they
+/// interrupt it, which may need their stream read on after the drop (core `stream.rs`).
+pub const RUNS_TO_END: &[&str] = &[
+    "commands.run",
+    "commands.run_in_session",
+    "code.run",
+    "isolation.run",
+];
+
+/// Whether `op` is in [`RUNS_TO_END`].
+pub fn runs_to_end(op: &str) -> bool {
+    RUNS_TO_END.contains(&op)
+}
+
 /// Whether `op` is in [`RUN_IN_CALL`].
 pub fn runs_in_call(op: &str) -> bool {
     RUN_IN_CALL.contains(&op)

@@ -72,8 +72,11 @@ def map_error(err: BaseException) -> BaseException:
     return exc
 
 
-def _resolve(fut: "asyncio.Future[Any]", ok: bool, value: Any) -> None:
+def _resolve(fut: "asyncio.Future[Any]", ok: bool, value: Any, orphan: Any = None) -> None:
     if fut.done():
+        # Cancelled after the op had finished: nobody takes the result any more.
+        if ok and orphan is not None:
+            orphan(value)
         return
     if ok:
         fut.set_result(value)
@@ -81,9 +84,10 @@ def _resolve(fut: "asyncio.Future[Any]", ok: bool, value: Any) -> None:
         fut.set_exception(map_error(value))
 
 
-async def _await_native(start: Any) -> Any:
+async def _await_native(start: Any, orphan: Any = None) -> Any:
     """Runs ``start(done)`` (which returns a native Task) and awaits ``done``.
-    Cancelling the awaiting task aborts the Rust future."""
+    Cancelling the awaiting task aborts the Rust future; a result that had already
+    been sent when the task was cancelled goes to ``orphan`` (when given)."""
     # asyncio (with ssl, socket and logging) is imported by the first async call, not by
     # `import opensandbox`: a blocking program never needs it (about a third of the
     # import's instructions). Later calls find it in sys.modules.
@@ -94,7 +98,7 @@ async def _await_native(start: Any) -> Any:
 
     def done(ok: bool, value: Any) -> None:
         try:
-            loop.call_soon_threadsafe(_resolve, fut, ok, value)
+            loop.call_soon_threadsafe(_resolve, fut, ok, value, orphan)
         except RuntimeError:  # the loop is closed: nobody waits any more
             pass
 
@@ -117,9 +121,22 @@ def call(client: Any, op: str, args: Dict[str, Any], blobs: Optional[List[Any]] 
 async def acall(client: Any, op: str, args: Dict[str, Any], blobs: Optional[List[Any]] = None) -> Any:
     """Awaitable call of an op-layer op on the core's runtime."""
     try:
-        return await _await_native(lambda done: client.call_async(op, args, done, blobs))
+        return await _await_native(
+            lambda done: client.call_async(op, args, done, blobs), lambda v: _release_orphan(client, v)
+        )
     except NativeError as e:
         raise map_error(e) from None
+
+
+def _release_orphan(client: Any, value: Any) -> None:
+    """Releases the handle in the result of an op whose awaiting task was cancelled
+    after the op had finished (a started run, an open download or upload): otherwise
+    nobody could ever release it, and a started run's command would keep running."""
+    if isinstance(value, dict) and isinstance(value.get("handle"), int):
+        try:
+            client.call("release", {"handle": value["handle"]}, None)
+        except NativeError:
+            pass
 
 
 def native(fn: Any, *args: Any) -> Any:
