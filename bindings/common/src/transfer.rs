@@ -89,16 +89,21 @@ impl Download {
         }
     }
 
-    /// [`Download::read_parts_fill`] from anywhere: a body on a driver that this thread is
+    /// [`Download::read_into`] from anywhere: a body on a driver that this thread is
     /// not driving is driven for the read on a blocking thread.
-    async fn read(self: Arc<Self>, max: usize, fill: usize) -> Result<Vec<Bytes>, OpError> {
+    async fn read<S: ReadSink>(
+        self: Arc<Self>,
+        max: usize,
+        fill: usize,
+        sink: S,
+    ) -> Result<S, OpError> {
         match self.driver.clone() {
             // Read where nothing drives the body (an async read of a download a
             // blocking host opened): drive it on a blocking thread for this read.
             Some(driver) if !driver.is_current() => {
                 let read = tokio::task::spawn_blocking(move || {
                     driver
-                        .block_on(self.read_parts_fill(max, fill))
+                        .block_on(self.read_into(max, fill, sink))
                         .unwrap_or_else(|(e, _)| {
                             Err(OpError::invalid(
                                 "download.read",
@@ -113,7 +118,7 @@ impl Download {
                     ))
                 })
             }
-            _ => self.read_parts_fill(max, fill).await,
+            _ => self.read_into(max, fill, sink).await,
         }
     }
 
@@ -123,15 +128,20 @@ impl Download {
     /// this thread drives.
     #[cfg(test)]
     async fn read_parts(&self, max: usize) -> Result<Vec<Bytes>, OpError> {
-        self.read_parts_fill(max, READ_FILL).await
+        self.read_into(max, READ_FILL, Vec::new()).await
     }
 
-    /// [`Download::read_parts`] waiting for `min(max, fill)` bytes.
-    async fn read_parts_fill(&self, max: usize, fill: usize) -> Result<Vec<Bytes>, OpError> {
+    /// Up to `max` bytes handed to `sink` slice by slice, in order, waiting until
+    /// `min(max, fill)` bytes have arrived or the body has ended (nothing at the end).
+    async fn read_into<S: ReadSink>(
+        &self,
+        max: usize,
+        fill: usize,
+        mut sink: S,
+    ) -> Result<S, OpError> {
         let max = max.max(1);
         let fill = max.min(fill);
         let mut g = self.state.lock().await;
-        let mut parts = Vec::new();
         let mut got = 0usize;
         if let Some(e) = g.failed.take() {
             return Err(e);
@@ -154,7 +164,7 @@ impl Download {
                     Some(Ok(chunk)) => g.pending = chunk,
                     Some(Err(e)) => {
                         g.done = true;
-                        if parts.is_empty() {
+                        if got == 0 {
                             return Err(e.into());
                         }
                         // What arrived before the error goes first.
@@ -171,9 +181,28 @@ impl Download {
             let n = (max - got).min(g.pending.len());
             let part = g.pending.split_to(n);
             got += n;
-            parts.push(part);
+            sink.put(part);
         }
-        Ok(parts)
+        Ok(sink)
+    }
+}
+
+/// Where a download read puts the received slices, in order, as it takes them.
+///
+/// A slice is a piece of hyper's read buffer, which hyper can reuse only once every
+/// slice cut from it is dropped; a read that keeps its slices until it returns
+/// (`Vec<Bytes>`, for hosts that copy them afterwards) makes hyper read the next ones
+/// into fresh memory. A sink that copies each slice and drops it
+/// ([`Session::download_read_into`]) lets the connection read into the same memory
+/// again.
+pub trait ReadSink: Send + 'static {
+    /// The next received slice (never empty).
+    fn put(&mut self, part: Bytes);
+}
+
+impl ReadSink for Vec<Bytes> {
+    fn put(&mut self, part: Bytes) {
+        self.push(part);
     }
 }
 
@@ -438,7 +467,7 @@ impl Session {
             Entry::Download(d) => Some(d.clone()),
             _ => None,
         })?;
-        d.read(max, READ_FILL).await
+        d.read(max, READ_FILL, Vec::new()).await
     }
 
     /// The driver of download `handle`, when a blocking host opened it
@@ -465,11 +494,28 @@ impl Session {
         max: usize,
         fill: usize,
     ) -> Result<Vec<Bytes>, OpError> {
+        self.download_read_into(handle, max, fill, Vec::new()).await
+    }
+
+    /// [`Session::download_read_parts_fill`] into `sink`, which gets each received
+    /// slice as the read takes it (see [`ReadSink`]) and is given back at the end of
+    /// the read.
+    ///
+    /// # Errors
+    /// As [`Session::download_read`]. An error comes before any slice (one that ends
+    /// the body after some data is reported by the next read), and `sink` is dropped.
+    pub async fn download_read_into<S: ReadSink>(
+        &self,
+        handle: u64,
+        max: usize,
+        fill: usize,
+        sink: S,
+    ) -> Result<S, OpError> {
         let d = self.typed("download.read", handle, "download", |e| match e {
             Entry::Download(d) => Some(d.clone()),
             _ => None,
         })?;
-        d.read(max, fill).await
+        d.read(max, fill, sink).await
     }
 
     /// The bytes of a file (`args` as `files.read_bytes`).
@@ -629,6 +675,42 @@ mod tests {
     }
 
     #[test]
+    fn a_sink_gets_each_slice_as_the_read_takes_it() {
+        /// Records each slice's bytes and whether the read still shared it when it
+        /// was handed over, then drops it, as a copying sink does.
+        #[derive(Default)]
+        struct Recorder {
+            got: Vec<u8>,
+            shared: Vec<bool>,
+        }
+        impl ReadSink for Recorder {
+            fn put(&mut self, part: Bytes) {
+                self.got.extend_from_slice(&part);
+                self.shared.push(!part.is_unique());
+            }
+        }
+        rt().block_on(async {
+            let d = download(vec![
+                Ok(Bytes::from(b"abc".to_vec())),
+                Ok(Bytes::from(b"defg".to_vec())),
+                Ok(Bytes::from(b"h".to_vec())),
+            ]);
+            settle().await;
+            let r = d.read_into(5, 5, Recorder::default()).await.unwrap();
+            assert_eq!(r.got, b"abcde");
+            // A whole chunk is handed over with no reference left in the read (the
+            // memory it came from can be reused once the sink drops it); the rest of
+            // a chunk cut at `max` stays for the next read.
+            assert_eq!(r.shared, [false, true]);
+            let r = d.read_into(100, 100, Recorder::default()).await.unwrap();
+            assert_eq!(r.got, b"fgh");
+            assert_eq!(r.shared, [false, false]);
+            let r = d.read_into(100, 100, Recorder::default()).await.unwrap();
+            assert!(r.got.is_empty() && r.shared.is_empty());
+        });
+    }
+
+    #[test]
     fn a_read_waits_for_its_fill_but_not_past_the_end() {
         rt().block_on(async {
             // A body that arrives in small pieces over time: one read still returns
@@ -690,12 +772,19 @@ mod tests {
                 }
             });
             let len = |p: Vec<Bytes>| p.iter().map(Bytes::len).sum::<usize>();
-            assert_eq!(len(d.read_parts_fill(fill, fill).await.unwrap()), fill);
             assert_eq!(
-                len(d.read_parts_fill(fill, fill).await.unwrap()),
+                len(d.read_into(fill, fill, Vec::new()).await.unwrap()),
+                fill
+            );
+            assert_eq!(
+                len(d.read_into(fill, fill, Vec::new()).await.unwrap()),
                 3 * 64 * 1024
             );
-            assert!(d.read_parts_fill(fill, fill).await.unwrap().is_empty());
+            assert!(d
+                .read_into(fill, fill, Vec::new())
+                .await
+                .unwrap()
+                .is_empty());
             feed.await.unwrap();
         });
     }

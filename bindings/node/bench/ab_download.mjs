@@ -5,7 +5,9 @@
 // Prints one line per run, then per column the median MB/s (MB = 10^6 bytes), the
 // spread (min-max), the % of curl's median and the client's CPU ms per download
 // (process.cpuUsage over the download; curl: /usr/bin/time's user + sys). A Node
-// process downloads the file twice and reports the second (warm) download.
+// process downloads the file twice and reports the second (warm) download; with
+// AB_FIRST=1 it downloads once and reports that first (cold) download, as `make bench`
+// measures it.
 // A benchmark, not a test: the figures depend on the machine's load.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +27,8 @@ if (process.argv[2] === '--child') {
   // The first download warms the process (connection, the chunk pool, V8's heap
   // limits); the second is the one measured.
   let out;
-  for (let rep = 0; rep < 2; rep++) {
+  const reps = process.env.AB_FIRST === '1' ? 1 : 2;
+  for (let rep = 0; rep < reps; rep++) {
     const cpu0 = process.cpuUsage();
     const ru0 = process.resourceUsage();
     const t = process.hrtime.bigint();

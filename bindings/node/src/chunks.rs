@@ -20,6 +20,7 @@ use std::sync::Mutex;
 use bytes::Bytes;
 use napi::bindgen_prelude::{check_status, Result, ToNapiValue, TypeName, ValueType};
 use napi::sys;
+use opensandbox_bindings::transfer::ReadSink;
 
 /// Bytes of a pooled buffer, and of a read: each crossing to JS costs a hop to the
 /// runtime and back plus a GC-tracked `Buffer`, so reads are larger than the op
@@ -88,26 +89,21 @@ pub fn closed() {
     drop(drained);
 }
 
-/// A buffer for a read of `len` bytes: a pooled one when the read fills at least half
-/// of it, else one of exactly `len` bytes (a short read, e.g. a file's tail, must not
-/// pin a whole pooled buffer while JS holds it).
-fn take(len: usize) -> Vec<u8> {
-    if (BUF / 2..=BUF).contains(&len) {
-        let reused = pool().free.pop();
-        if let Some(mut v) = reused {
-            REUSED.fetch_add(1, Ordering::Relaxed);
-            v.clear();
-            return v;
-        }
-        ALLOCATED.fetch_add(1, Ordering::Relaxed);
-        return Vec::with_capacity(BUF);
+/// A pool-sized buffer: a recycled one, else a new one.
+fn take() -> Vec<u8> {
+    let reused = pool().free.pop();
+    if let Some(mut v) = reused {
+        REUSED.fetch_add(1, Ordering::Relaxed);
+        v.clear();
+        return v;
     }
-    Vec::with_capacity(len)
+    ALLOCATED.fetch_add(1, Ordering::Relaxed);
+    Vec::with_capacity(BUF)
 }
 
 /// Gives a buffer back (from a finalizer): kept when it is a pool-sized buffer, a
 /// download is open and the pool has room; freed otherwise.
-fn put(v: Vec<u8>) {
+fn recycle(v: Vec<u8>) {
     if v.capacity() != BUF {
         return;
     }
@@ -117,19 +113,38 @@ fn put(v: Vec<u8>) {
     }
 }
 
-/// Buffers the pool holds (tests).
-/// One read of a download, the received parts copied once into a (recycled) buffer.
+/// One read of a download, the received slices copied once into a (recycled) buffer.
 pub struct Chunk(Vec<u8>);
 
-impl Chunk {
-    /// Joins `parts` into one buffer.
-    pub fn gather(parts: &[Bytes]) -> Chunk {
-        let len = parts.iter().map(Bytes::len).sum();
-        let mut v = take(len);
-        for p in parts {
-            v.extend_from_slice(p);
+/// A read in progress (`opensandbox_bindings::transfer::ReadSink`): each received
+/// slice is copied into a pooled buffer as the read takes it, and dropped at once, so
+/// the connection reads the next ones into the same memory (hyper reuses its read
+/// buffer once no slice of it is alive). Gathering a read's ~2 MiB of slices first and
+/// copying them afterwards made every read of the socket land in fresh memory: ~18,000
+/// page faults per 256 MiB download, most of them in the kernel's copy to the socket
+/// read (docs/architecture.md "Downloads").
+#[derive(Default)]
+pub struct Filling(Option<Vec<u8>>);
+
+impl Filling {
+    /// The read's bytes as a chunk; `None` when nothing arrived (the end).
+    pub fn finish(self) -> Option<Chunk> {
+        let v = self.0?;
+        if v.len() >= BUF / 2 {
+            return Some(Chunk(v));
         }
-        Chunk(v)
+        // A short read (a file's tail, a slow body) must not pin a whole pooled buffer
+        // while JS holds it: it gets memory of its own length, the buffer goes back.
+        let exact = v.clone();
+        recycle(v);
+        Some(Chunk(exact))
+    }
+}
+
+impl ReadSink for Filling {
+    fn put(&mut self, part: Bytes) {
+        // A read is at most BUF bytes (`NativeByteStream::next`): never reallocates.
+        self.0.get_or_insert_with(take).extend_from_slice(&part);
     }
 }
 
@@ -138,7 +153,7 @@ unsafe extern "C" fn give_back(_env: sys::napi_env, _data: *mut c_void, hint: *m
     // SAFETY: `hint` is the `Box<Vec<u8>>` leaked in `to_napi_value` for this buffer;
     // Node calls the finalizer once.
     let v = unsafe { Box::from_raw(hint.cast::<Vec<u8>>()) };
-    put(*v);
+    recycle(*v);
 }
 
 impl TypeName for Chunk {
@@ -184,7 +199,7 @@ impl ToNapiValue for Chunk {
         let copied = unsafe {
             sys::napi_create_buffer_copy(env, len, v.as_ptr().cast(), ptr::null_mut(), &mut ret)
         };
-        put(*v);
+        recycle(*v);
         check_status!(copied, "cannot create a download Buffer")?;
         Ok(ret)
     }

@@ -200,22 +200,24 @@ impl Drop for NativeByteStream {
 
 #[napi]
 impl NativeByteStream {
-    /// The next chunk (several network chunks joined, up to 1 MiB), or `null` at the end.
+    /// The next chunk (several network chunks joined, up to `chunks::BUF`), or `null` at
+    /// the end.
     #[napi]
     pub async fn next(&self) -> Result<Option<chunks::Chunk>> {
-        let parts = match self
+        match self
             .session
-            .download_read_parts_fill(self.handle, chunks::BUF, chunks::FILL)
+            .download_read_into(
+                self.handle,
+                chunks::BUF,
+                chunks::FILL,
+                chunks::Filling::default(),
+            )
             .await
         {
-            Ok(p) => p,
-            Err(e) if e.kind == "invalid_argument" => return Ok(None),
-            Err(e) => return Err(to_napi(e)),
-        };
-        if parts.is_empty() {
-            return Ok(None);
+            Ok(read) => Ok(read.finish()),
+            Err(e) if e.kind == "invalid_argument" => Ok(None),
+            Err(e) => Err(to_napi(e)),
         }
-        Ok(Some(chunks::Chunk::gather(&parts)))
     }
 
     /// Closes the download.
