@@ -26,7 +26,7 @@ use crate::session::{recycle_driver, DriverPool, Entry, Session};
 /// into Python about 1,200 times (one wake-up, one `bytes`, one loop turn each, at
 /// ~220 KB); with this floor a 1 MiB read crosses about 300 times. A slow body still
 /// flows: the wait is for bytes, never for a timer.
-const READ_FILL: usize = 512 * 1024;
+pub const READ_FILL: usize = 512 * 1024;
 
 /// An open download: each read polls the response body itself and takes what has
 /// arrived, up to the host's size, in one crossing.
@@ -89,21 +89,16 @@ impl Download {
         }
     }
 
-    /// [`Download::read_into`] from anywhere: a body on a driver that this thread is
-    /// not driving is driven for the read on a blocking thread.
-    async fn read<S: ReadSink>(
-        self: Arc<Self>,
-        max: usize,
-        fill: usize,
-        sink: S,
-    ) -> Result<S, OpError> {
+    /// [`Download::read_into`] a `Vec` from anywhere: a body on a driver that this
+    /// thread is not driving is driven for the read on a blocking thread.
+    async fn read(self: Arc<Self>, max: usize, fill: usize) -> Result<Vec<Bytes>, OpError> {
         match self.driver.clone() {
             // Read where nothing drives the body (an async read of a download a
             // blocking host opened): drive it on a blocking thread for this read.
             Some(driver) if !driver.is_current() => {
                 let read = tokio::task::spawn_blocking(move || {
                     driver
-                        .block_on(self.read_into(max, fill, sink))
+                        .block_on(self.read_into(max, fill, Vec::new()))
                         .unwrap_or_else(|(e, _)| {
                             Err(OpError::invalid(
                                 "download.read",
@@ -118,8 +113,27 @@ impl Download {
                     ))
                 })
             }
-            _ => self.read_into(max, fill, sink).await,
+            _ => self.read_into(max, fill, Vec::new()).await,
         }
+    }
+
+    /// [`Download::read_into`] from anywhere, as [`Download::read`]; where the read
+    /// must run on a blocking thread, `sink` gets the slices after it (the sink stays
+    /// on this thread: it may borrow the caller's memory).
+    async fn read_to<S: ReadSink>(
+        self: Arc<Self>,
+        max: usize,
+        fill: usize,
+        mut sink: S,
+    ) -> Result<S, OpError> {
+        let elsewhere = matches!(&self.driver, Some(driver) if !driver.is_current());
+        if elsewhere {
+            for part in self.read(max, fill).await? {
+                sink.put(part);
+            }
+            return Ok(sink);
+        }
+        self.read_into(max, fill, sink).await
     }
 
     /// Up to `max` bytes as one or more slices of the received chunks, waiting until
@@ -194,8 +208,9 @@ impl Download {
 /// (`Vec<Bytes>`, for hosts that copy them afterwards) makes hyper read the next ones
 /// into fresh memory. A sink that copies each slice and drops it
 /// ([`Session::download_read_into`]) lets the connection read into the same memory
-/// again.
-pub trait ReadSink: Send + 'static {
+/// again. A sink may borrow the caller's memory: it is only used on the thread that
+/// awaits the read.
+pub trait ReadSink {
     /// The next received slice (never empty).
     fn put(&mut self, part: Bytes);
 }
@@ -467,7 +482,7 @@ impl Session {
             Entry::Download(d) => Some(d.clone()),
             _ => None,
         })?;
-        d.read(max, READ_FILL, Vec::new()).await
+        d.read(max, READ_FILL).await
     }
 
     /// The driver of download `handle`, when a blocking host opened it
@@ -515,7 +530,7 @@ impl Session {
             Entry::Download(d) => Some(d.clone()),
             _ => None,
         })?;
-        d.read(max, fill, sink).await
+        d.read_to(max, fill, sink).await
     }
 
     /// The bytes of a file (`args` as `files.read_bytes`).

@@ -4,7 +4,8 @@ sandbox and one 256 MiB file, ROUNDS rounds of PER downloads per process; median
 Build DownloadAB.exe next to each Alibaba.OpenSandbox.dll (dirs in $A and $B), e.g.
   mcs -langversion:7.2 -optimize+ -target:exe -out:$A/DownloadAB.exe \
       -r:$A/Alibaba.OpenSandbox.dll bindings/dotnet/bench/DownloadAB.cs
-then run under a release server (the release C ABI library is used):
+then run under a release server (the release C ABI library is used, or $NATIVE_A and
+$NATIVE_B: directories of two builds of libopensandbox_ffi.so):
   ROOT=$PWD A=... B=... scripts/with-server.sh target/release/opensandbox-server \
       python3 bindings/dotnet/bench/download_ab.py
 """
@@ -21,7 +22,11 @@ if not os.path.exists(f) or os.path.getsize(f) != SIZE:
     with open(f, "wb") as o:
         o.write(os.urandom(SIZE))
 sid = limit.create_sandbox()
-env = dict(os.environ, LD_LIBRARY_PATH=os.environ["ROOT"] + "/target/release")
+# The C ABI library each side loads: $NATIVE_A / $NATIVE_B (directories holding
+# libopensandbox_ffi.so, to compare two builds of the library with one assembly), else
+# the release build.
+release = os.environ["ROOT"] + "/target/release"
+envs = {w: dict(os.environ, LD_LIBRARY_PATH=os.environ.get(k, release)) for w, k in (("old", "NATIVE_A"), ("new", "NATIVE_B"))}
 res = {"curl": [], "old": [], "new": [], "old_first": [], "new_first": [], "old_cpu": [], "new_cpu": [], "old_flt": [], "new_flt": []}
 try:
     base, headers = limit.endpoint(sid)
@@ -36,7 +41,7 @@ try:
             assert got == SIZE
             res["curl"].append(SIZE / 1e6 / t)
             out = subprocess.run(["mono", os.path.join(DIRS[which], "DownloadAB.exe"), sid, "/tmp/ab.bin", str(SIZE), str(PER)],
-                                 env=env, check=True, capture_output=True, text=True).stdout.split("\n")
+                                 env=envs[which], check=True, capture_output=True, text=True).stdout.split("\n")
             rows = [l.split() for l in out if l.strip()]
             res[which + "_first"].append(float(rows[0][0]))
             for mb, cpu, flt in rows:

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::FutureExt;
+use opensandbox_bindings::transfer::{ReadSink, READ_FILL};
 use opensandbox_bindings::{OpError, Session};
 use serde::Deserialize;
 use serde_json::Value;
@@ -682,6 +683,25 @@ unsafe fn owned_file(op: &str, _fd: i32) -> Result<std::fs::File, OpError> {
     ))
 }
 
+/// The sink of `osb_session_download_read`: each slice copied into the caller's `buf`
+/// (raw: the caller's memory need not be initialized).
+struct IntoBuf {
+    buf: *mut u8,
+    cap: usize,
+    filled: usize,
+}
+
+impl ReadSink for IntoBuf {
+    fn put(&mut self, part: bytes::Bytes) {
+        // The read asks for at most `cap` bytes; anything past it is cut, never written.
+        let n = part.len().min(self.cap - self.filled);
+        // SAFETY: `buf` has `cap` writable bytes (the export's contract) for as long as
+        // the read runs, and [filled, filled + n) lies inside them.
+        unsafe { std::ptr::copy_nonoverlapping(part.as_ptr(), self.buf.add(self.filled), n) };
+        self.filled += n;
+    }
+}
+
 /// Copies up to `cap` bytes of the download `handle` (from the `download.open` op)
 /// into `buf`, blocking until some arrived. Returns the count, 0 at the end, -1 on error
 /// (`*error_out` set). Not callable from a library callback.
@@ -717,21 +737,23 @@ pub unsafe extern "C" fn osb_session_download_read(
                 ));
             }
             let session = &s.session;
-            // What has already arrived, up to `cap`, copied straight into `buf`; read
-            // on this thread when the download was opened by a blocking call.
+            // What has already arrived, up to `cap`, each received slice copied into
+            // `buf` as the read takes it (so the connection reads on into the same
+            // memory: `transfer::ReadSink`); read on this thread when the download was
+            // opened by a blocking call. A cancelled read drops the sink with the
+            // future, before this call returns.
+            let into = IntoBuf {
+                buf,
+                cap,
+                filled: 0,
+            };
             let read = guarded(
                 OP.to_owned(),
                 token(cancel),
-                session.download_read_parts(handle, cap),
+                session.download_read_into(handle, cap, READ_FILL, into),
             );
-            let parts = opensandbox_bindings::block_on_read(&s.rt.handle, session, handle, read)?;
-            let mut n = 0usize;
-            for part in parts {
-                let len = part.len().min(cap - n);
-                std::ptr::copy_nonoverlapping(part.as_ptr(), buf.add(n), len);
-                n += len;
-            }
-            Ok(n as i64)
+            let into = opensandbox_bindings::block_on_read(&s.rt.handle, session, handle, read)?;
+            Ok(into.filled as i64)
         })
     }
 }
