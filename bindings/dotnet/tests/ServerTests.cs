@@ -16,6 +16,7 @@ using OpenSandbox.CodeInterpreter;
 using OpenSandbox.CodeInterpreter.Models;
 using OpenSandbox.Config;
 using OpenSandbox.Core;
+using OpenSandbox.Internal;
 using OpenSandbox.Models;
 using OpenSandbox.Native;
 using OpenSandbox.Services;
@@ -426,7 +427,8 @@ namespace OpenSandbox.Tests.Server
             new Random(13).NextBytes(payload);
             await _sb.Files.WriteFilesAsync(new[] { new WriteEntry { Path = "/tmp/dotnet-dl/big.bin", Data = new MemoryStream(payload) } });
 
-            // Read to the end: every byte, a first chunk of 1 MiB, then 8 MiB ones, the last shorter.
+            // Read to the end: every byte, in chunks of at most ChunkSize cut from a first batch
+            // of FirstBatch bytes and then batches of BatchSize, the last one shorter.
             var all = new MemoryStream();
             var sizes = new List<int>();
             var en = _sb.Files.ReadBytesStreamAsync("/tmp/dotnet-dl/big.bin").GetAsyncEnumerator();
@@ -444,7 +446,17 @@ namespace OpenSandbox.Tests.Server
                 await en.DisposeAsync();
             }
             CollectionAssert.AreEqual(payload, all.ToArray());
-            CollectionAssert.AreEqual(new[] { 1048576, 8388608, 1048576 + 12345 }, sizes.ToArray());
+            var expected = new List<int>();
+            var left = payload.Length;
+            for (var batch = DownloadEnumerable.FirstBatch; left > 0; batch = DownloadEnumerable.BatchSize)
+            {
+                var inBatch = Math.Min(batch, left);
+                left -= inBatch;
+                for (; inBatch > 0; inBatch -= DownloadEnumerable.ChunkSize) expected.Add(Math.Min(inBatch, DownloadEnumerable.ChunkSize));
+            }
+            CollectionAssert.AreEqual(expected.ToArray(), sizes.ToArray());
+            // Mono's nursery takes objects of up to 8000 bytes (the array's header is 32).
+            if (Type.GetType("Mono.Runtime") != null) Assert.LessOrEqual(DownloadEnumerable.ChunkSize + 32, 8000);
 
             // A range of it, and an empty file: no chunk at all.
             CollectionAssert.AreEqual(payload.Skip(1000).Take(3000000).ToArray(),
@@ -514,7 +526,10 @@ namespace OpenSandbox.Tests.Server
             {
                 var d = _sb.Files.ReadBytesStreamAsync("/tmp/dotnet-dl/big.bin").GetAsyncEnumerator();
                 Assert.IsTrue(await d.MoveNextAsync());
-                Assert.AreEqual(1048576, d.Current.Length);
+                Assert.AreEqual(DownloadEnumerable.ChunkSize, d.Current.Length);
+                // i = 1, 2: a batch has been read ahead (in flight or done) when the
+                // enumerator is disposed.
+                for (var j = 0; j < i * 200; j++) Assert.IsTrue(await d.MoveNextAsync());
                 await d.DisposeAsync();
                 Assert.IsFalse(await d.MoveNextAsync());
             }

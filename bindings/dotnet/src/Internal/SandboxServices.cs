@@ -486,16 +486,32 @@ namespace OpenSandbox.Internal
 
     /// <summary>
     /// IAsyncEnumerable of download chunks; the request starts on the first MoveNextAsync.
-    /// Each MoveNextAsync runs on a pool thread: the first opens the download with a blocking
-    /// download.open (so the library opens it on a driver of its own), and each reads with
-    /// blocking osb_session_download_read calls straight into the array it yields, so the
-    /// pool thread reads the socket itself. The async path before (osb_session_download_next)
-    /// ran the connection on a runtime worker and paid cross-thread wake-ups per received
-    /// chunk plus a native chunk and a second copy per read: 256 MiB at ~1000-1200 MB/s,
-    /// about half of curl's rate (bindings/dotnet/README.md "Benchmarks").
+    /// The bytes come in batches: a pool thread opens the download with a blocking
+    /// download.open (so the library opens it on a driver of its own) and fills a batch with
+    /// blocking osb_session_download_read calls, reading the socket itself, straight into the
+    /// pinned array. The chunks handed out are small copies of the batch, made on the caller's
+    /// thread, while the next batch is already being read on a pool thread.
+    ///
+    /// Why small copies: every chunk is memory the caller keeps, so it is fresh memory. Mono
+    /// maps an array above ~1 MiB afresh and unmaps it when collected (sgen's large-object
+    /// space), so yielding the batches themselves (8 MiB chunks until 2026-12-07) had the
+    /// kernel zero 256 MiB of new pages per 256 MiB download: a third of the client's CPU in a
+    /// perf profile (clear_page under the page faults of the copy into the chunk). An array
+    /// under 8000 bytes comes from the nursery instead, memory Mono reuses after every minor
+    /// collection and that stays in the cache; on the CoreCLR an array under 85,000 bytes is
+    /// in generation 0, its equivalent.
     /// </summary>
     internal sealed class DownloadEnumerable : IAsyncEnumerable<byte[]>
     {
+        // The largest chunk yielded: just under Mono's nursery limit for an object (8000
+        // bytes with the array's 32-byte header), or under the CoreCLR's large-object
+        // threshold (85,000 bytes). See the class comment.
+        internal static readonly int ChunkSize = Type.GetType("Mono.Runtime") != null ? 7936 : 65536;
+        // The first batch is small, so a small file costs no large array; the next ones
+        // alternate between two arrays of BatchSize, one read while the other is handed out.
+        internal const int FirstBatch = 64 * 1024;
+        internal const int BatchSize = 1024 * 1024;
+
         private readonly SandboxCore _sandbox;
         private readonly Dictionary<string, object> _args;
         private readonly CancellationToken _token;
@@ -514,14 +530,6 @@ namespace OpenSandbox.Internal
 
         private sealed class Enumerator : IAsyncEnumerator<byte[]>
         {
-            // The sizes of the yielded chunks (the last one may be shorter): the first is 1 MiB,
-            // so a small file costs no large array; the next are 8 MiB, one pool-thread hop each
-            // and large enough for huge pages (Bridge.DownloadRead). 256 MiB on Mono: 1 MiB
-            // chunks ~240 ms client CPU and ~67,000 page faults, 8 MiB chunks with huge pages
-            // ~120 ms and ~21,000 (2026-12-04).
-            internal const int FirstChunk = 1024 * 1024;
-            internal const int LaterChunk = 8 * 1024 * 1024;
-
             private readonly DownloadEnumerable _owner;
             private readonly CancellationTokenSource _cts;
             // One native cancel for the open and every read: the token cancels whichever is
@@ -532,7 +540,18 @@ namespace OpenSandbox.Internal
             private SessionEntryHandle _download;
             private bool _done;
             private bool _disposed;
-            private int _reads;
+
+            // The batch being handed out (bytes _pos.._len), the two large batch arrays, the
+            // read in flight (into the array that is not being handed out) and whether a read
+            // came back short, which only the last one does.
+            private byte[] _batch;
+            private int _pos;
+            private int _len;
+            private byte[] _large0;
+            private byte[] _large1;
+            private Task<int> _reading;
+            private byte[] _readingInto;
+            private bool _lastRead;
 
             public Enumerator(DownloadEnumerable owner, CancellationToken extra)
             {
@@ -544,19 +563,62 @@ namespace OpenSandbox.Internal
 
             public byte[] Current { get; private set; }
 
-            public async ValueTask<bool> MoveNextAsync()
+            public ValueTask<bool> MoveNextAsync()
             {
-                if (_done) return false;
+                if (_done) return new ValueTask<bool>(false);
+                if (_pos < _len)
+                {
+                    if (_cts.IsCancellationRequested)
+                    {
+                        _done = true;
+                        return new ValueTask<bool>(Task.FromCanceled<bool>(_cts.Token));
+                    }
+                    Current = TakeChunk();
+                    return new ValueTask<bool>(true);
+                }
+                return new ValueTask<bool>(NextBatchAsync());
+            }
+
+            private byte[] TakeChunk()
+            {
+                var n = Math.Min(ChunkSize, _len - _pos);
+                var chunk = new byte[n];
+                Buffer.BlockCopy(_batch, _pos, chunk, 0, n);
+                _pos += n;
+                return chunk;
+            }
+
+            /// <summary>The current batch is handed out: waits for the next (starting its read if none is in flight).</summary>
+            private async Task<bool> NextBatchAsync()
+            {
                 try
                 {
                     var ct = _cts.Token;
-                    var chunk = await Task.Run(() => Next(ct), ct).ConfigureAwait(false);
-                    if (chunk == null)
+                    if (_reading == null)
+                    {
+                        if (_lastRead)
+                        {
+                            _done = true;
+                            return false;
+                        }
+                        StartRead(_batch == null ? new byte[FirstBatch] : SpareBatch());
+                    }
+                    var n = await _reading.ConfigureAwait(false);
+                    ct.ThrowIfCancellationRequested();
+                    _batch = _readingInto;
+                    _pos = 0;
+                    _len = n;
+                    _reading = null;
+                    _readingInto = null;
+                    _lastRead = n < _batch.Length;
+                    if (n == 0)
                     {
                         _done = true;
                         return false;
                     }
-                    Current = chunk;
+                    // Read the next batch while this one is handed out.
+                    if (!_lastRead) StartRead(SpareBatch());
+                    Current = TakeChunk();
                     return true;
                 }
                 catch
@@ -566,8 +628,24 @@ namespace OpenSandbox.Internal
                 }
             }
 
-            /// <summary>Blocks (a pool thread): opens the download if needed, reads its next chunk or null at the end.</summary>
-            private byte[] Next(CancellationToken ct)
+            /// <summary>The large batch array not being handed out (allocated on first use).</summary>
+            private byte[] SpareBatch()
+            {
+                if (_large0 == null) _large0 = new byte[BatchSize];
+                if (!ReferenceEquals(_batch, _large0)) return _large0;
+                if (_large1 == null) _large1 = new byte[BatchSize];
+                return _large1;
+            }
+
+            private void StartRead(byte[] into)
+            {
+                var ct = _cts.Token;
+                _readingInto = into;
+                _reading = Task.Run(() => Fill(into, ct), ct);
+            }
+
+            /// <summary>Blocks (a pool thread): opens the download if needed, fills <paramref name="into"/>; the bytes read (fewer only at the end).</summary>
+            private int Fill(byte[] into, CancellationToken ct)
             {
                 var d = _download;
                 if (d == null)
@@ -585,21 +663,28 @@ namespace OpenSandbox.Internal
                         _download = d;
                     }
                 }
-                var buf = new byte[_reads++ == 0 ? FirstChunk : LaterChunk];
-                var n = Bridge.DownloadRead(d.Id, buf, 0, buf.Length, _cancel, ct);
-                if (n == 0) return null;
-                if (n < buf.Length) Array.Resize(ref buf, n);
-                return buf;
+                return Bridge.DownloadRead(d.Id, into, 0, into.Length, _cancel, ct);
             }
 
             public ValueTask DisposeAsync()
             {
                 SessionEntryHandle d;
+                Task<int> reading;
                 lock (_gate)
                 {
                     _done = true;
                     _disposed = true;
                     d = _download;
+                    reading = _reading;
+                }
+                // A batch read ahead that nobody will take: cancel it if still in flight (the
+                // library closes the connection) and observe its failure, so it is not
+                // reported as an unobserved task exception.
+                if (reading != null)
+                {
+                    if (!reading.IsCompleted) _cancel.Cancel();
+                    reading.ContinueWith(t => { var ignored = t.Exception; }, CancellationToken.None,
+                        TaskContinuationOptions.OnlyOnFaulted | TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
                 }
                 // Releasing the handle ends the download (its connection is closed); the
                 // cancel of a read still in flight stays valid until that read returns (the

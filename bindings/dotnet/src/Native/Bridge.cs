@@ -273,42 +273,6 @@ namespace OpenSandbox.Native
             }
         }
 
-        [DllImport("libc", EntryPoint = "madvise")]
-        private static extern int PosixMadvise(IntPtr addr, UIntPtr len, int advice);
-
-        // Mono on Linux only: there an array above ~1 MiB is a mapping of its own (sgen's
-        // large-object space), unmapped when collected, so the hint ends with the array. The
-        // CoreCLR's large-object heap shares its mappings between objects: advising parts of
-        // them would split its mappings for every chunk.
-        private static readonly bool HugePagesHint = Type.GetType("Mono.Runtime") != null
-            && Environment.OSVersion.Platform == PlatformID.Unix && System.IO.Directory.Exists("/proc/sys/vm");
-
-        /// <summary>
-        /// Asks Linux for transparent huge pages (madvise MADV_HUGEPAGE, a hint) under the whole
-        /// 2 MiB pages of a fresh array a download is about to fill. Every chunk a download yields
-        /// is new memory (the caller keeps it) and Mono's allocator maps each large array afresh,
-        /// so filling one faulted in each of its 4 KiB pages: ~66,000 faults and half the client's
-        /// CPU per 256 MiB (perf, 2026-12-04). With the hint an 8 MiB chunk takes ~3 faults of 2 MiB
-        /// and ~600 small ones.
-        /// </summary>
-        private static unsafe void AdviseHugePages(byte* p, int len)
-        {
-            if (!HugePagesHint) return;
-            const long Page = 4096;
-            var start = ((long)p + Page - 1) & ~(Page - 1);
-            var end = ((long)p + len) & ~(Page - 1);
-            if (end - start < 2 * 1024 * 1024) return;
-            try
-            {
-                // MADV_HUGEPAGE is 14 on Linux; the result does not matter (THP may be off).
-                PosixMadvise((IntPtr)start, (UIntPtr)(ulong)(end - start), 14);
-            }
-            catch (Exception e) when (e is DllNotFoundException || e is EntryPointNotFoundException)
-            {
-                // No libc to call: the chunk is filled as before.
-            }
-        }
-
         [DllImport("libc", EntryPoint = "dup", SetLastError = true)]
         private static extern int PosixDup(int fd);
 
@@ -371,7 +335,6 @@ namespace OpenSandbox.Native
                 var n = 0;
                 fixed (byte* p = buf)
                 {
-                    AdviseHugePages(p + offset, count);
                     while (n < count)
                     {
                         OsbError* err = null;
