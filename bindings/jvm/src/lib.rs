@@ -320,8 +320,6 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
         if max == 0 {
             return Ok(0);
         }
-        // What has already arrived (up to `len`), each slice copied straight into the
-        // array.
         let h = handle(h)?;
         if tokio::runtime::Handle::try_current().is_ok() {
             return Err(OpError::invalid(
@@ -329,28 +327,60 @@ pub extern "system" fn Java_com_alibaba_opensandbox_sandbox_internal_NativeBridg
                 "a blocking SDK call was made from a runtime thread; use the *Async variant",
             ));
         }
-        // On this thread when a blocking call opened the download (it reads the socket).
-        let parts = opensandbox_bindings::block_on_read(
+        // What has already arrived (up to `len`), each slice copied into the array as the
+        // read takes it, so the connection reads on into the same memory
+        // (`transfer::ReadSink`). On this thread when a blocking call opened the download
+        // (it reads the socket); the sink never leaves this thread either way.
+        let into = IntoArray {
+            env,
+            buf: &buf,
+            at: off,
+            end: off.saturating_add(len),
+            failed: None,
+        };
+        let into = opensandbox_bindings::block_on_read(
             opensandbox_core::runtime::runtime().handle(),
             &SESSION,
             h,
-            SESSION.download_read_parts(h, max),
+            SESSION.download_read_into(h, max, opensandbox_bindings::transfer::READ_FILL, into),
         )?;
-        if parts.is_empty() {
+        if let Some(e) = into.failed {
+            return Err(jni_error(e));
+        }
+        if into.at == off {
             return Ok(-1);
         }
-        let mut at = off;
-        for part in &parts {
-            // SAFETY: u8 and i8 have the same size and alignment, and `part` outlives
-            // the borrowed slice.
-            let signed: &[i8] =
-                unsafe { std::slice::from_raw_parts(part.as_ptr().cast::<i8>(), part.len()) };
-            env.set_byte_array_region(&buf, at, signed)
-                .map_err(jni_error)?;
-            at = at.saturating_add(i32::try_from(part.len()).unwrap_or(i32::MAX));
-        }
-        Ok(at - off)
+        Ok(into.at - off)
     })
+}
+
+/// The sink of `downloadRead`: each slice copied into the Java array from `at` on, never
+/// past `end`. A failed copy (an index out of the array's bounds: Java has an exception
+/// pending) stops it, and the read reports it.
+struct IntoArray<'a, 'l> {
+    env: &'a mut JNIEnv<'l>,
+    buf: &'a JByteArray<'l>,
+    at: jint,
+    end: jint,
+    failed: Option<jni::errors::Error>,
+}
+
+impl opensandbox_bindings::transfer::ReadSink for IntoArray<'_, '_> {
+    fn put(&mut self, part: Bytes) {
+        if self.failed.is_some() {
+            return;
+        }
+        let room = usize::try_from(self.end.saturating_sub(self.at)).unwrap_or(0);
+        let n = part.len().min(room);
+        // SAFETY: u8 and i8 have the same size and alignment, and `part` outlives the
+        // borrowed slice.
+        let signed: &[i8] = unsafe { std::slice::from_raw_parts(part.as_ptr().cast::<i8>(), n) };
+        match self.env.set_byte_array_region(self.buf, self.at, signed) {
+            // n <= room, which fits in a jint.
+            Ok(()) => self.at += jint::try_from(n).unwrap_or(0),
+            Err(e) => self.failed = Some(e),
+        }
+    }
 }
 
 #[no_mangle]

@@ -168,6 +168,31 @@ class ServerTest {
             in.transferTo(out);
         }
         assertArrayEquals(data, out.toByteArray());
+        // Reads into the middle of an array (the library copies each received slice at
+        // the offset, never past off + len): every byte once, the guard bytes untouched.
+        out.reset();
+        byte[] buf = new byte[1 << 20];
+        try (InputStream in = sb.files().readStream("/tmp/jvm-blob.bin")) {
+            for (int round = 0; ; round++) {
+                int off = 3 + round % 5;
+                int len = round % 2 == 0 ? 7777 : buf.length - off - 9;
+                int guardEnd = Math.min(buf.length, off + len + 9);
+                java.util.Arrays.fill(buf, 0, guardEnd, (byte) 0x5a);
+                int n = in.read(buf, off, len);
+                if (n < 0) {
+                    break;
+                }
+                assertTrue(n > 0 && n <= len, "read " + n + " of at most " + len);
+                for (int i = 0; i < off; i++) {
+                    assertEquals((byte) 0x5a, buf[i]);
+                }
+                for (int i = off + n; i < guardEnd; i++) {
+                    assertEquals((byte) 0x5a, buf[i]);
+                }
+                out.write(buf, off, n);
+            }
+        }
+        assertArrayEquals(data, out.toByteArray());
         sb.files().writeFile("/tmp/jvm-hello.txt", "héllo\nworld\n");
         assertEquals("world", sb.files().readFile("/tmp/jvm-hello.txt", "UTF-8", null, 2L, 1L).trim());
         Map<String, EntryInfo> info = sb.files().readFileInfo(List.of("/tmp/jvm-hello.txt"));
