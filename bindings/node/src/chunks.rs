@@ -127,6 +127,12 @@ pub struct Chunk(Vec<u8>);
 pub struct Filling(Option<Vec<u8>>);
 
 impl Filling {
+    /// Whether the read filled a whole buffer (more may follow; a shorter read is the
+    /// body's end or what a slow body had sent).
+    pub fn is_full(&self) -> bool {
+        self.0.as_ref().is_some_and(|v| v.len() >= BUF)
+    }
+
     /// The read's bytes as a chunk; `None` when nothing arrived (the end).
     pub fn finish(self) -> Option<Chunk> {
         let v = self.0?;

@@ -162,12 +162,33 @@ impl NativeEventStream {
 /// A download (a `download` handle of the session) as chunks: each `next` joins the
 /// chunks that have already arrived into one block of up to `chunks::BUF` bytes, in
 /// memory recycled from earlier blocks JS no longer holds (`chunks.rs`).
+///
+/// After a full read the next one starts at once on the runtime (`ahead`), so the
+/// socket is read and copied while the chunk crosses to JS and JS handles it; `next`
+/// then only waits for what is left of it.
 #[napi]
 pub struct NativeByteStream {
     session: Arc<Session>,
     handle: u64,
     /// Counted among the open downloads (`chunks::opened`) until closed or collected.
     counted: AtomicBool,
+    /// The read started ahead by the last `next`, if any.
+    ahead: StdMutex<Option<tokio::task::JoinHandle<ReadResult>>>,
+}
+
+type ReadResult = std::result::Result<chunks::Filling, OpError>;
+
+/// One read of download `handle`: up to `chunks::BUF` bytes, waiting for all of them
+/// or the end.
+async fn read_chunk(session: Arc<Session>, handle: u64) -> ReadResult {
+    session
+        .download_read_into(
+            handle,
+            chunks::BUF,
+            chunks::FILL,
+            chunks::Filling::default(),
+        )
+        .await
 }
 
 impl NativeByteStream {
@@ -180,6 +201,7 @@ impl NativeByteStream {
             session,
             handle,
             counted: AtomicBool::new(true),
+            ahead: StdMutex::new(None),
         })
     }
 
@@ -188,12 +210,24 @@ impl NativeByteStream {
             chunks::closed();
         }
     }
+
+    /// Stops the read started ahead, if any (its buffer is dropped with it).
+    fn stop_ahead(&self) {
+        let pending = match self.ahead.lock() {
+            Ok(mut g) => g.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(h) = pending {
+            h.abort();
+        }
+    }
 }
 
 impl Drop for NativeByteStream {
-    /// A stream JS dropped without closing it (an abandoned iterator) stops keeping
-    /// the pool's memory when it is collected.
+    /// A stream JS dropped without closing it (an abandoned iterator) stops reading and
+    /// keeping the pool's memory when it is collected.
     fn drop(&mut self) {
+        self.stop_ahead();
         self.uncount();
     }
 }
@@ -204,25 +238,43 @@ impl NativeByteStream {
     /// the end.
     #[napi]
     pub async fn next(&self) -> Result<Option<chunks::Chunk>> {
-        match self
-            .session
-            .download_read_into(
-                self.handle,
-                chunks::BUF,
-                chunks::FILL,
-                chunks::Filling::default(),
-            )
-            .await
-        {
-            Ok(read) => Ok(read.finish()),
+        let pending = match self.ahead.lock() {
+            Ok(mut g) => g.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        let read = match pending {
+            Some(h) => h.await.unwrap_or_else(|e| {
+                Err(OpError::internal(
+                    "download.read",
+                    format!("the read ahead ended: {e}"),
+                ))
+            }),
+            None => read_chunk(self.session.clone(), self.handle).await,
+        };
+        match read {
+            Ok(read) => {
+                if read.is_full() {
+                    let mut ahead = match self.ahead.lock() {
+                        Ok(g) => g,
+                        Err(poisoned) => poisoned.into_inner(),
+                    };
+                    // Already set only by another `next` at the same time (the JS
+                    // iterator awaits each): that read stays, bytes it took are not lost.
+                    if ahead.is_none() {
+                        *ahead = Some(tokio::spawn(read_chunk(self.session.clone(), self.handle)));
+                    }
+                }
+                Ok(read.finish())
+            }
             Err(e) if e.kind == "invalid_argument" => Ok(None),
             Err(e) => Err(to_napi(e)),
         }
     }
 
-    /// Closes the download.
+    /// Closes the download (and stops the read started ahead).
     #[napi]
     pub fn close(&self) {
+        self.stop_ahead();
         self.session.release(self.handle);
         self.uncount();
     }
