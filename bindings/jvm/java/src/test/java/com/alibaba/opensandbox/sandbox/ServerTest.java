@@ -201,6 +201,54 @@ class ServerTest {
     }
 
     @Test
+    void downloadsOpenOnOneThreadReadOnAnotherAndInterleaved() throws Exception {
+        // A download is opened on a driver of its own (the reading thread reads the
+        // socket): reading it from another thread, and two at once on one thread, still
+        // gives every byte in order.
+        byte[] data = new byte[3 * 1024 * 1024 + 5];
+        new Random(11).nextBytes(data);
+        sb.files().writeFile("/tmp/jvm-driven.bin", new ByteArrayInputStream(data));
+        InputStream opened = sb.files().readStream("/tmp/jvm-driven.bin");
+        java.util.concurrent.ExecutorService other = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            byte[] got = other.submit(() -> {
+                try (InputStream in = opened) {
+                    return in.readAllBytes();
+                }
+            }).get(60, java.util.concurrent.TimeUnit.SECONDS);
+            assertArrayEquals(data, got);
+        } finally {
+            other.shutdown();
+        }
+        ByteArrayOutputStream a = new ByteArrayOutputStream();
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        try (InputStream ina = sb.files().readStream("/tmp/jvm-driven.bin");
+                InputStream inb = sb.files().readStream("/tmp/jvm-driven.bin")) {
+            byte[] buf = new byte[64 * 1024];
+            boolean moreA = true;
+            boolean moreB = true;
+            while (moreA || moreB) {
+                if (moreA) {
+                    int n = ina.read(buf);
+                    moreA = n >= 0;
+                    if (moreA) {
+                        a.write(buf, 0, n);
+                    }
+                }
+                if (moreB) {
+                    int n = inb.read(buf);
+                    moreB = n >= 0;
+                    if (moreB) {
+                        b.write(buf, 0, n);
+                    }
+                }
+            }
+        }
+        assertArrayEquals(data, a.toByteArray());
+        assertArrayEquals(data, b.toByteArray());
+    }
+
+    @Test
     void fileInputStreamUploadsTheRestOfItsFileAndEndsAtTheEnd() throws Exception {
         // The descriptor path (the library reads the file): from the stream's position, and
         // the position ends where reading the stream whole leaves it.
