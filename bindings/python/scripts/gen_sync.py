@@ -50,11 +50,13 @@ NAMES: Dict[str, str] = {
     "asleep": "sleep",
     # native methods
     "read_bytes_async": "read_bytes",
-    "read_chunk_async": "read_chunk",
+    "read_chunks_async": "read_chunks",
     "watch_metrics_async": "watch_metrics",
     "next_item_async": "next_item",
     # helpers and methods
     "_aiter_chunks": "_iter_chunks",
+    # the sync iterator reads one chunk per call (services/_common.py)
+    "read_size": "sync_read_size",
     "aclose": "close",
     # public classes
     "Sandbox": "SandboxSync",

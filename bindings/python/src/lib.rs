@@ -12,14 +12,15 @@
 //!   `execution.next_batch` and reads the folded outcome (exit code, ...) from the
 //!   final `end` item; user handlers run on the caller's thread, never on a runtime
 //!   worker.
-//! - Bytes that do not fit JSON: `read_bytes`, `read_chunk` (of a `download.open`
-//!   handle), `write_files` data from bytes / str / file objects (streamed), and
+//! - Bytes that do not fit JSON: `read_bytes`, `read_chunks` (of a `download.open`
+//!   handle, `download.rs`), `write_files` data from bytes / str / file objects (streamed), and
 //!   the metrics watch.
 //!
 //! Errors of the op layer become `NativeError(kind, message, status, code,
 //! request_id, operation)`.
 
 mod convert;
+mod download;
 mod events;
 mod interpreter;
 
@@ -66,40 +67,20 @@ fn op_err(e: OpError) -> PyErr {
 enum Out {
     Json(Value),
     Bytes(Bytes),
-    /// Received slices handed over as one `bytes` (one copy, straight into it).
-    Parts(Vec<Bytes>),
+    /// A download read handed over as `bytes` of `size` each (`download::ReadChunks`).
+    Chunks {
+        data: Vec<u8>,
+        size: usize,
+    },
 }
 
 fn out_to_py(py: Python<'_>, out: Out) -> PyResult<Py<PyAny>> {
     match out {
         Out::Json(v) => convert::to_py(py, &v),
         Out::Bytes(b) => Ok(PyBytes::new(py, &b).into_any().unbind()),
-        Out::Parts(parts) => Ok(bytes_of_parts(py, &parts)?.unbind()),
-    }
-}
-
-/// One `bytes` holding `parts` in order, written once: `PyBytes::new_with` would zero
-/// the buffer first, a second pass over every downloaded byte (measured: a memset of
-/// each chunk plus its page faults, about a tenth of a download's client CPU).
-fn bytes_of_parts<'py>(py: Python<'py>, parts: &[Bytes]) -> PyResult<Bound<'py, PyAny>> {
-    let len: usize = parts.iter().map(Bytes::len).sum();
-    let size = pyo3::ffi::Py_ssize_t::try_from(len)
-        .map_err(|_| pyo3::exceptions::PyOverflowError::new_err("chunk too large"))?;
-    // SAFETY: `PyBytes_FromStringAndSize(NULL, n)` returns a new, unshared bytes object
-    // whose n bytes are uninitialised (documented, limited API); every byte is written
-    // below before the object is handed to Python, and the copies stay within `len`.
-    unsafe {
-        let obj = pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), size);
-        if obj.is_null() {
-            return Err(PyErr::fetch(py));
+        Out::Chunks { data, size } => {
+            Ok(Py::new(py, download::ReadChunks::new(data, size))?.into_any())
         }
-        let buf = pyo3::ffi::PyBytes_AsString(obj).cast::<u8>();
-        let mut at = 0usize;
-        for p in parts {
-            std::ptr::copy_nonoverlapping(p.as_ptr(), buf.add(at), p.len());
-            at += p.len();
-        }
-        Ok(Bound::from_owned_ptr(py, obj))
     }
 }
 
@@ -363,17 +344,17 @@ impl Client {
         Ok(async move { session.read_bytes(args).await.map(Out::Bytes) })
     }
 
-    fn read_chunk_fut(
+    fn read_chunks_fut(
         &self,
         handle: u64,
         max: usize,
+        size: usize,
     ) -> impl Future<Output = Result<Out, OpError>> + Send + 'static {
         let session = self.session.clone();
         async move {
-            session
-                .download_read_parts(handle, max)
+            download::read_vec(&session, handle, max)
                 .await
-                .map(Out::Parts)
+                .map(|data| Out::Chunks { data, size })
         }
     }
 
@@ -452,27 +433,22 @@ impl Client {
         Ok(spawn_with_callback(self.read_bytes_fut(args)?, done))
     }
 
-    /// Up to `max` bytes of download `handle` (`download.open`); empty at the end.
-    fn read_chunk(&self, py: Python<'_>, handle: u64, max: usize) -> PyResult<Py<PyAny>> {
-        let fut = self.read_chunk_fut(handle, max);
-        let session = &self.session;
-        // On this thread when a blocking call opened the download (it reads the socket).
-        let out = py
-            .detach(|| {
-                opensandbox_bindings::block_on_read(
-                    runtime::runtime().handle(),
-                    session,
-                    handle,
-                    fut,
-                )
-            })
-            .map_err(op_err)?;
-        out_to_py(py, out)
+    /// Up to `max` bytes of download `handle` (`download.open`) as a list of `bytes` of
+    /// `size` each, the last shorter only at the end; empty at the end. Blocking, read
+    /// straight into the `bytes` with the GIL released (`download::read_chunks`).
+    fn read_chunks(
+        &self,
+        py: Python<'_>,
+        handle: u64,
+        max: usize,
+        size: usize,
+    ) -> PyResult<Py<PyList>> {
+        download::read_chunks(py, &self.session, handle, max, size)
     }
 
-    /// [`Client::read_chunk`] as a task.
-    fn read_chunk_async(&self, handle: u64, max: usize, done: Py<PyAny>) -> Task {
-        spawn_with_callback(self.read_chunk_fut(handle, max), done)
+    /// [`Client::read_chunks`] as a task: the list is built in the callback.
+    fn read_chunks_async(&self, handle: u64, max: usize, size: usize, done: Py<PyAny>) -> Task {
+        spawn_with_callback(self.read_chunks_fut(handle, max, size), done)
     }
 
     /// Pulls the next batch of a started run (blocking, the GIL released while it
@@ -661,6 +637,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Client>()?;
     m.add_class::<Task>()?;
     m.add_class::<Watch>()?;
+    m.add_class::<download::ReadChunks>()?;
     m.add_function(wrap_pyfunction!(ops_manifest, m)?)?;
     m.add_function(wrap_pyfunction!(output_messages, m)?)?;
     m.add("NativeError", m.py().get_type::<NativeError>())?;

@@ -123,9 +123,21 @@ async def test_async_download_stream_and_file_object_upload(sandbox, tmp_path):
     with open(src, "rb") as fh:
         await sandbox.files.write_file("/up.bin", fh)
     got = b""
+    sizes = []
     async for chunk in await sandbox.files.read_bytes_stream("/up.bin"):
         got += chunk
+        sizes.append(len(chunk))
     assert got == src.read_bytes()
+    # Chunks of chunk_size (64 KiB by default) as the official SDK yields them, cut from
+    # native reads of about 1 MiB; an odd size too.
+    assert sizes == [65536] * (1_000_000 // 65536) + [1_000_000 % 65536]
+    odd = [c async for c in await sandbox.files.read_bytes_stream("/up.bin", chunk_size=333_333)]
+    assert [len(c) for c in odd] == [333_333, 333_333, 333_333, 1]
+    assert b"".join(odd) == got
+    from opensandbox.exceptions import InvalidArgumentException
+
+    with pytest.raises(InvalidArgumentException):
+        await sandbox.files.read_bytes_stream("/up.bin", chunk_size=0)
 
 
 async def test_async_set_env_is_seen_by_the_next_command(sandbox):

@@ -201,11 +201,11 @@ class Spy:
     def read_bytes_async(self, args: Dict[str, Any], done: Any) -> _Task:
         return self._async(lambda: self.read_bytes(args), done)
 
-    def read_chunk(self, handle: int, max: int) -> bytes:
-        return b""
+    def read_chunks(self, handle: int, max: int, size: int) -> List[bytes]:
+        return []
 
-    def read_chunk_async(self, handle: int, max: int, done: Any) -> _Task:
-        done(True, b"")
+    def read_chunks_async(self, handle: int, max: int, size: int, done: Any) -> _Task:
+        done(True, [])
         return _Task()
 
     def _groups(self, handle: int, max: int, cls: Any, stdout: bool, stderr: bool) -> Any:

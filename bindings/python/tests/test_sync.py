@@ -161,6 +161,32 @@ def test_files_round_trip(sandbox_sync):
     assert found == {"/data/a.txt", "/data/s.txt"}
 
 
+def test_download_stream_chunks_are_of_chunk_size(sandbox_sync):
+    # As the official SDK (httpx's iter_bytes(chunk_size)): every chunk `chunk_size`
+    # bytes but the last, every byte once and in order; the sync iterator reads each
+    # straight into its `bytes` (bindings/python/src/download.rs). An empty file yields
+    # nothing; a chunk_size that is no positive int is refused before anything is opened.
+    f = sandbox_sync.files
+    size = 3 * 65536 + 17
+    payload = bytes((i * 7 + (i >> 11)) & 0xFF for i in range(size))
+    f.write_file("/data/odd.bin", payload)
+    chunks = list(f.read_bytes_stream("/data/odd.bin"))
+    assert [len(c) for c in chunks] == [65536] * 3 + [17]
+    assert all(type(c) is bytes for c in chunks)
+    assert b"".join(chunks) == payload
+    odd = list(f.read_bytes_stream("/data/odd.bin", chunk_size=1000))
+    assert [len(c) for c in odd] == [1000] * (size // 1000) + [size % 1000]
+    assert b"".join(odd) == payload
+    assert list(f.read_bytes_stream("/data/odd.bin", chunk_size=size + 5)) == [payload]
+    f.write_file("/data/empty.bin", b"")
+    assert list(f.read_bytes_stream("/data/empty.bin")) == []
+    part = b"".join(f.read_bytes_stream("/data/odd.bin", range_header="bytes=5-65545"))
+    assert part == payload[5:65546]
+    for bad in (0, -1, 1.5, True, "64"):
+        with pytest.raises(InvalidArgumentException):
+            f.read_bytes_stream("/data/odd.bin", chunk_size=bad)
+
+
 def test_not_found_carries_status_code_and_request_id(server):
     with pytest.raises(SandboxApiException) as e:
         SandboxManagerSync().get_sandbox_info("no-such-sandbox")

@@ -140,7 +140,7 @@ def _release_orphan(client: Any, value: Any) -> None:
 
 
 def native(fn: Any, *args: Any) -> Any:
-    """A blocking native method (``read_bytes``, ``read_chunk``, ...), errors mapped."""
+    """A blocking native method (``read_bytes``, ``read_chunks``, ...), errors mapped."""
     try:
         return fn(*args)
     except NativeError as e:

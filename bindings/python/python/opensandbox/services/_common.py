@@ -9,8 +9,28 @@ from opensandbox.exceptions import InvalidArgumentException
 from opensandbox.models.execd import RunCommandOpts
 from opensandbox.models.filesystem import EntryInfo, WriteEntry
 
-# Most bytes of one download chunk handed to Python.
+# About the bytes of one native read of the async iterator: each read is a callback from
+# a runtime thread, so it takes many chunks at once (bindings/python/src/download.rs).
 CHUNK = 1024 * 1024
+
+
+def _check_chunk_size(chunk_size: int) -> None:
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size <= 0:
+        raise InvalidArgumentException(f"chunk_size must be a positive integer, got {chunk_size!r}")
+
+
+def read_size(chunk_size: int) -> int:
+    """Bytes per native read of the async download iterator: whole chunks, about CHUNK."""
+    _check_chunk_size(chunk_size)
+    return max(1, CHUNK // chunk_size) * chunk_size
+
+
+def sync_read_size(chunk_size: int) -> int:
+    """Bytes per read of the sync download iterator: one chunk (the calling thread reads
+    the socket itself, a read costs no hand-off, and a 64 KiB `bytes` reuses heap
+    memory where a larger one would be mapped afresh: src/download.rs)."""
+    _check_chunk_size(chunk_size)
+    return chunk_size
 
 
 def command_text(command: Union[str, Sequence[str]]) -> str:

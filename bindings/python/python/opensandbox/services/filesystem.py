@@ -15,7 +15,7 @@ from opensandbox.models.filesystem import (
     SetPermissionEntry,
     WriteEntry,
 )
-from opensandbox.services._common import CHUNK, entry, perm_entries, read_args, write_args
+from opensandbox.services._common import entry, perm_entries, read_args, read_size, write_args
 
 
 class Filesystem:
@@ -72,12 +72,13 @@ class Filesystem:
         offset: Optional[int] = None,
         limit: Optional[int] = None,
     ) -> AsyncIterator[bytes]:
-        """A file as an async iterator of chunks (chunks are as they arrive; ``chunk_size``
-        is accepted for compatibility)."""
+        """A file as an async iterator of ``bytes`` chunks of ``chunk_size`` bytes (the
+        last one shorter)."""
+        per_read = read_size(chunk_size)
         r = await _bridge.acall(
             self._client, "download.open", self._args(read_args(self._id, path, range_header, offset, limit))
         )
-        return _aiter_chunks(self._client, r["handle"])
+        return _aiter_chunks(self._client, r["handle"], per_read, chunk_size)
 
     async def write_files(self, entries: List[WriteEntry]) -> None:
         """Writes several files in one request."""
@@ -169,13 +170,14 @@ class Filesystem:
 _entry = entry
 
 
-async def _aiter_chunks(client: Any, handle: int) -> AsyncIterator[bytes]:
+async def _aiter_chunks(client: Any, handle: int, per_read: int, chunk_size: int) -> AsyncIterator[bytes]:
     try:
         while True:
-            item = await _bridge.anative(client.read_chunk_async, handle, CHUNK)
-            if not item:
+            items = await _bridge.anative(client.read_chunks_async, handle, per_read, chunk_size)
+            if not items:
                 return
-            yield item
+            for item in items:
+                yield item
     finally:
         _bridge.call(client, "release", {"handle": handle})
 

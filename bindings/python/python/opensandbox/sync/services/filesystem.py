@@ -16,7 +16,7 @@ from opensandbox.models.filesystem import (
     SetPermissionEntry,
     WriteEntry,
 )
-from opensandbox.services._common import CHUNK, entry, perm_entries, read_args, write_args
+from opensandbox.services._common import entry, perm_entries, read_args, sync_read_size, write_args
 
 
 class FilesystemSync:
@@ -73,12 +73,13 @@ class FilesystemSync:
         offset: Optional[int] = None,
         limit: Optional[int] = None,
     ) -> Iterator[bytes]:
-        """A file as an iterator of chunks (chunks are as they arrive; ``chunk_size``
-        is accepted for compatibility)."""
+        """A file as an iterator of ``bytes`` chunks of ``chunk_size`` bytes (the
+        last one shorter)."""
+        per_read = sync_read_size(chunk_size)
         r = _bridge.call(
             self._client, "download.open", self._args(read_args(self._id, path, range_header, offset, limit))
         )
-        return _iter_chunks(self._client, r["handle"])
+        return _iter_chunks(self._client, r["handle"], per_read, chunk_size)
 
     def write_files(self, entries: List[WriteEntry]) -> None:
         """Writes several files in one request."""
@@ -164,13 +165,14 @@ class FilesystemSync:
 _entry = entry
 
 
-def _iter_chunks(client: Any, handle: int) -> Iterator[bytes]:
+def _iter_chunks(client: Any, handle: int, per_read: int, chunk_size: int) -> Iterator[bytes]:
     try:
         while True:
-            item = _bridge.native(client.read_chunk, handle, CHUNK)
-            if not item:
+            items = _bridge.native(client.read_chunks, handle, per_read, chunk_size)
+            if not items:
                 return
-            yield item
+            for item in items:
+                yield item
     finally:
         _bridge.call(client, "release", {"handle": handle})
 
