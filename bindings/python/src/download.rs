@@ -88,6 +88,28 @@ pub fn read_chunks(
     size: usize,
 ) -> PyResult<Py<PyList>> {
     let size = size.max(1);
+    if size > RESERVE_MAX {
+        // A chunk larger than anything reserved up front: read into a buffer that grows
+        // as bytes arrive, then one `bytes` of what came (a chunk_size far beyond the
+        // file's size gives the file as one chunk, as httpx does).
+        let read = session.download_read_into(handle, size, size, IntoVec(take_buffer(size)));
+        let IntoVec(data) = py
+            .detach(|| {
+                opensandbox_bindings::block_on_read(
+                    runtime::runtime().handle(),
+                    session,
+                    handle,
+                    read,
+                )
+            })
+            .map_err(crate::op_err)?;
+        let list = PyList::empty(py);
+        if !data.is_empty() {
+            list.append(PyBytes::new(py, &data))?;
+        }
+        give_back(data);
+        return Ok(list.unbind());
+    }
     let count = (max / size).max(1);
     let mut objs = Vec::with_capacity(count);
     let mut pieces = Vec::with_capacity(count);
@@ -194,7 +216,13 @@ static POOL: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 /// Most buffers kept: reads of one download are one at a time, a few run at once.
 const POOL_MAX: usize = 4;
 
+/// Most bytes reserved before a read: with a larger `chunk_size` (the caller's) the
+/// buffer grows as bytes arrive, so no allocation is sized by the argument alone (a
+/// failed one aborts the process).
+const RESERVE_MAX: usize = 4 << 20;
+
 fn take_buffer(cap: usize) -> Vec<u8> {
+    let cap = cap.min(RESERVE_MAX);
     let mut pool = POOL
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -206,6 +234,10 @@ fn take_buffer(cap: usize) -> Vec<u8> {
 
 /// Gives an async read's buffer back once its bytes were copied into `bytes`.
 fn give_back(mut v: Vec<u8>) {
+    if v.capacity() > RESERVE_MAX {
+        // Grown for a huge chunk_size: not kept.
+        return;
+    }
     v.clear();
     let mut pool = POOL
         .lock()

@@ -134,6 +134,8 @@ async def test_async_download_stream_and_file_object_upload(sandbox, tmp_path):
     odd = [c async for c in await sandbox.files.read_bytes_stream("/up.bin", chunk_size=333_333)]
     assert [len(c) for c in odd] == [333_333, 333_333, 333_333, 1]
     assert b"".join(odd) == got
+    huge = [c async for c in await sandbox.files.read_bytes_stream("/up.bin", chunk_size=1 << 40)]
+    assert huge == [got]
     from opensandbox.exceptions import InvalidArgumentException
 
     with pytest.raises(InvalidArgumentException):

@@ -178,6 +178,8 @@ def test_download_stream_chunks_are_of_chunk_size(sandbox_sync):
     assert [len(c) for c in odd] == [1000] * (size // 1000) + [size % 1000]
     assert b"".join(odd) == payload
     assert list(f.read_bytes_stream("/data/odd.bin", chunk_size=size + 5)) == [payload]
+    # Far beyond the file (and beyond what is reserved up front): the file as one chunk.
+    assert list(f.read_bytes_stream("/data/odd.bin", chunk_size=1 << 40)) == [payload]
     f.write_file("/data/empty.bin", b"")
     assert list(f.read_bytes_stream("/data/empty.bin")) == []
     part = b"".join(f.read_bytes_stream("/data/odd.bin", range_header="bytes=5-65545"))
